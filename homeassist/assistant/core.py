@@ -1,0 +1,154 @@
+"""The Assistant: one request's text in, one Reply out.
+
+Order of work: classify (pure) -> pick the tier's tools -> a resolved local command runs through the
+ToolExecutor when ``prefer_local`` is on -> otherwise the model client answers with exactly the tier's
+tools. A model failure becomes a short spoken sentence (and, where the classifier resolved a command,
+the command still runs locally). One INFO summary line per request goes to the log.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from homeassist.assistant.local import local_reply
+from homeassist.errors import HomeassistError, ModelError
+from homeassist.intent.classifier import IntentClassifier
+from homeassist.intent.home import Home
+from homeassist.llm.base import ModelClient, SentenceSink
+from homeassist.messages import Intent, Path, Reply, ToolResult
+from homeassist.tools.executor import ToolExecutor
+from homeassist.tools.manager import ToolManager
+
+_LOGGER = logging.getLogger(__name__)
+
+HomeProvider = Callable[[], Home | None]
+
+
+class Assistant:
+    """Holds the parts a request needs; ``handle`` is safe to call again and again, one at a time."""
+
+    def __init__(
+        self,
+        *,
+        classifier: IntentClassifier,
+        executor: ToolExecutor,
+        tools: ToolManager,
+        model: ModelClient,
+        prefer_local: bool = True,
+        home: HomeProvider | None = None,
+    ) -> None:
+        self.classifier = classifier
+        self.executor = executor
+        self.tools = tools
+        self.model = model
+        self.prefer_local = prefer_local
+        self._home = home or (lambda: None)
+
+    async def handle(self, text: str, *, on_sentence: SentenceSink | None = None) -> Reply:
+        request_id = uuid.uuid4().hex[:8]
+        start = time.perf_counter()
+        timings: dict[str, float] = {}
+        _LOGGER.debug("Request %s: %r", request_id, text)
+
+        intent = self.classifier.classify(text, self._home())
+        timings["classify"] = _ms(start)
+        tools = self.tools.tools_for(intent.kind)
+        runnable = intent.command is not None and intent.command.tool in {t.name for t in tools}
+
+        actions: list[ToolResult] = []
+        recoveries: list[str] = []
+        error: str | None = None
+        path: Path
+        if runnable and self.prefer_local:
+            path = "local"
+            reply_text = await self._run_local(text, intent, actions, timings)
+        else:
+            path = "model"
+            stage = time.perf_counter()
+            try:
+                answer = await self.model.answer(text, tools, kind=intent.kind, on_sentence=on_sentence)
+            except ModelError as err:
+                timings["model"] = _ms(stage)
+                error = f"{type(err).__name__}: {err}"
+                _LOGGER.warning("Request %s: model failed: %s", request_id, err)
+                reply_text = err.spoken
+                if runnable:
+                    recoveries.append("local_after_model_error")
+                    path = "local"
+                    reply_text = f"{err.spoken} {await self._run_local(text, intent, actions, timings)}"
+            except HomeassistError as err:
+                timings["model"] = _ms(stage)
+                error = f"{type(err).__name__}: {err}"
+                _LOGGER.warning("Request %s: %s", request_id, err)
+                reply_text = err.spoken
+            else:
+                timings["model"] = _ms(stage)
+                actions.extend(answer.actions)
+                recoveries.extend(answer.recoveries)
+                reply_text = answer.text
+        timings["total"] = _ms(start)
+        reply = Reply(
+            text=reply_text,
+            request=text,
+            intent=intent,
+            path=path,
+            actions=tuple(actions),
+            recoveries=tuple(recoveries),
+            error=error,
+            request_id=request_id,
+            timings_ms=timings,
+        )
+        log_summary(reply)
+        return reply
+
+    async def _run_local(
+        self, text: str, intent: Intent, actions: list[ToolResult], timings: dict[str, float]
+    ) -> str:
+        assert intent.command is not None
+        stage = time.perf_counter()
+        result = await self.executor.execute(intent.command.tool, intent.command.args, caller="local")
+        timings["tools"] = timings.get("tools", 0.0) + _ms(stage)
+        actions.append(result)
+        return local_reply(text, result)
+
+
+def _ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 3)
+
+
+def summary_fields(reply: Reply) -> dict[str, Any]:
+    """The request summary as structured fields (the JSON log's ``request`` object)."""
+    return {
+        "request": {
+            "id": reply.request_id,
+            "kind": reply.intent.kind,
+            "confidence": round(reply.intent.confidence, 3),
+            "path": reply.path,
+            "tools": [{"tool": a.tool, "ok": a.ok, "ms": round(a.elapsed_ms, 1)} for a in reply.actions],
+            "recoveries": list(reply.recoveries),
+            "error": reply.error.split(":", 1)[0] if reply.error else None,
+            "timings_ms": {k: round(v, 1) for k, v in reply.timings_ms.items()},
+        }
+    }
+
+
+def log_summary(reply: Reply) -> None:
+    """The one INFO line per request a person tailing the log reads (no request text: that's DEBUG)."""
+    tools = ",".join(f"{a.tool}:{'ok' if a.ok else 'error'}" for a in reply.actions) or "-"
+    stages = " ".join(f"{k}={v:.1f}" for k, v in reply.timings_ms.items() if k != "total")
+    _LOGGER.info(
+        "request %s kind=%s path=%s tools=%s recoveries=%s%s %s total=%.1fms",
+        reply.request_id,
+        reply.intent.kind,
+        reply.path,
+        tools,
+        ",".join(reply.recoveries) or "-",
+        f" error={reply.error.split(':', 1)[0]}" if reply.error else "",
+        stages,
+        reply.timings_ms.get("total", 0.0),
+        extra={"fields": summary_fields(reply)},
+    )

@@ -1,0 +1,211 @@
+"""The ``homeassist`` command line. Configuration is loaded once here, at the edge.
+
+Exit status: 0 handled (also when the answer is "I can't"), 1 a failure while running, 2 a usage or
+configuration error. No traceback reaches the terminal unless the log level is DEBUG.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from homeassist import __version__
+from homeassist.config.loader import LoadedConfig, load_settings
+from homeassist.config.render import effective_dict, render_toml
+from homeassist.daemon import build_runtime, run_console
+from homeassist.errors import ConfigError, HomeassistError
+from homeassist.intent.classifier import IntentClassifier
+from homeassist.logs import setup_logging
+
+_LOGGER = logging.getLogger(__name__)
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--config",
+        metavar="PATH",
+        default=argparse.SUPPRESS,
+        help="configuration file (default: $HOMEASSIST_CONFIG, /etc/homeassist/homeassist.toml, "
+        "~/.config/homeassist/homeassist.toml, else built-in defaults)",
+    )
+    common.add_argument(
+        "--log-level",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        type=str.upper,
+        default=argparse.SUPPRESS,
+        help="override [logging] level for this command",
+    )
+    parser = argparse.ArgumentParser(
+        prog="homeassist", description="A local voice home assistant.", parents=[common]
+    )
+    parser.add_argument("--version", action="version", version=f"homeassist {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    ask = commands.add_parser("ask", parents=[common], help="answer one request, e.g. ask what time is it")
+    ask.add_argument("text", nargs="+", help="the request, as you would say it")
+    ask.add_argument("--json", action="store_true", help="print one JSON object instead of the reply")
+
+    classify = commands.add_parser(
+        "classify", parents=[common], help="classify requests read from stdin, one JSON line each"
+    )
+    classify.add_argument(
+        "--jsonl", action="store_true", help='input lines are JSON objects {"text", "home"?} instead of text'
+    )
+
+    tools = commands.add_parser("tools", parents=[common], help="list the tool tiers and their tools")
+    tools.add_argument("--json", action="store_true", help="print JSON")
+
+    config = commands.add_parser("config", parents=[common], help="configuration commands")
+    config_commands = config.add_subparsers(dest="config_command", metavar="SUBCOMMAND", required=True)
+    check = config_commands.add_parser(
+        "check", parents=[common], help="validate the configuration and print the effective settings"
+    )
+    check.add_argument("--json", action="store_true", help="print JSON instead of TOML")
+
+    commands.add_parser(
+        "run", parents=[common], help="run the assistant (for now: a console for typed requests)"
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        loaded = load_settings(getattr(args, "config", None))
+        logging_settings = loaded.settings.logging
+        if getattr(args, "log_level", None):
+            logging_settings = logging_settings.model_copy(update={"level": args.log_level})
+        setup_logging(logging_settings)
+    except ConfigError as err:
+        print(f"homeassist: configuration error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        return _dispatch(args, loaded)
+    except KeyboardInterrupt:
+        return 130
+    except ConfigError as err:
+        print(f"homeassist: configuration error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except HomeassistError as err:
+        _LOGGER.debug("Command failed", exc_info=True)
+        print(f"homeassist: {err}", file=sys.stderr)
+        return EXIT_FAILURE
+    except Exception as err:
+        _LOGGER.debug("Unexpected failure", exc_info=True)
+        print(
+            f"homeassist: unexpected error: {type(err).__name__}: {err} (run with --log-level DEBUG "
+            "for the traceback)",
+            file=sys.stderr,
+        )
+        return EXIT_FAILURE
+
+
+def _dispatch(args: argparse.Namespace, loaded: LoadedConfig) -> int:
+    if args.command == "ask":
+        return asyncio.run(_ask(" ".join(args.text), loaded, as_json=args.json))
+    if args.command == "classify":
+        return classify_stream(sys.stdin, sys.stdout, jsonl=args.jsonl)
+    if args.command == "tools":
+        return _tools(loaded, as_json=args.json)
+    if args.command == "config":
+        if args.json:
+            print(
+                json.dumps(
+                    {"file": str(loaded.path) if loaded.path else None, "settings": effective_dict(loaded)},
+                    indent=2,
+                )
+            )
+        else:
+            sys.stdout.write(render_toml(loaded))
+        print("configuration OK", file=sys.stderr)
+        return EXIT_OK
+    if args.command == "run":
+        return asyncio.run(_run(loaded))
+    raise AssertionError(f"unhandled command {args.command!r}")
+
+
+async def _ask(text: str, loaded: LoadedConfig, *, as_json: bool) -> int:
+    runtime = build_runtime(loaded.settings)
+    try:
+        reply = await runtime.assistant.handle(text)
+    finally:
+        await runtime.aclose()
+    if as_json:
+        print(json.dumps(reply.to_public(), ensure_ascii=False))
+    else:
+        print(reply.text)
+    return EXIT_OK
+
+
+async def _run(loaded: LoadedConfig) -> int:
+    runtime = build_runtime(loaded.settings)
+    return await run_console(runtime)
+
+
+def _tools(loaded: LoadedConfig, *, as_json: bool) -> int:
+    runtime = build_runtime(loaded.settings)
+    tiers = runtime.tools.describe()
+    if as_json:
+        print(json.dumps(tiers, indent=2))
+        return EXIT_OK
+    for kind, tier in tiers.items():
+        available = ", ".join(tier["available"]) or "(none)"
+        line = f"{kind:<9} {available}"
+        if tier["missing"]:
+            line += f"   [not running: {', '.join(tier['missing'])}]"
+        print(line)
+    print("\nweb and general requests get no tools; the web fallback drives the browser itself.")
+    return EXIT_OK
+
+
+def classify_stream(stdin: TextIO, stdout: TextIO, *, jsonl: bool) -> int:
+    """One JSON line out per line in: ``{"text", "kind", "confidence", "command"}``.
+
+    A line that cannot be read gives ``{"text": null, "error": ...}`` in its place, so outputs stay
+    aligned with inputs; the exit status is then 1.
+    """
+    classifier = IntentClassifier()
+    interactive = stdin.isatty()
+    failures = 0
+    for number, line in enumerate(stdin, start=1):
+        if not line.strip():
+            continue
+        try:
+            text, home = _classify_input(line, jsonl)
+        except ValueError as err:
+            failures += 1
+            print(f"homeassist classify: line {number}: {err}", file=sys.stderr)
+            stdout.write(json.dumps({"text": None, "error": str(err)}) + "\n")
+            continue
+        intent = classifier.classify(text, home)
+        out: dict[str, Any] = {"text": text} | intent.to_dict()
+        stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+        if interactive:
+            stdout.flush()
+    stdout.flush()
+    return EXIT_FAILURE if failures else EXIT_OK
+
+
+def _classify_input(line: str, jsonl: bool) -> tuple[str, dict[str, Any] | None]:
+    if not jsonl:
+        return line.strip(), None
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"not JSON ({err.msg})") from err
+    if not isinstance(data, dict) or not isinstance(data.get("text"), str):
+        raise ValueError('expected an object with a "text" string')
+    home = data.get("home")
+    if home is not None and not isinstance(home, dict):
+        raise ValueError('"home" must be an object with "devices", "areas" and "floors"')
+    return data["text"], home

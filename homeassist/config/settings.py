@@ -1,0 +1,150 @@
+"""Typed, validated, frozen settings: one pydantic model per configuration section.
+
+Every field carries a one-line description (shown by ``homeassist config check`` and mirrored in
+``config/homeassist.toml``) and, where its type does not say it, the allowed values in words, so a
+configuration error can name them. Keys and sections follow the table in DESIGN.md.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
+
+_DURATION = re.compile(r"^-?\d+(\.\d+)?(ns|us|ms|s|m|h)?$")
+
+
+def setting(default: Any, description: str, *, allowed: str | None = None, **constraints: Any) -> Any:
+    """A field with its one-line description and, optionally, the allowed values in words."""
+    extra: dict[str, JsonValue] | None = {"allowed": allowed} if allowed else None
+    return Field(default, description=description, json_schema_extra=extra, **constraints)
+
+
+class Section(BaseModel):
+    """Base of every section: unknown keys are errors, values are immutable once loaded."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+
+class AssistantSettings(Section):
+    language: str = setting(
+        "en",
+        "language of requests and replies; also the speech-to-text language",
+        allowed="a two- or three-letter ISO 639 code such as 'en' or 'de'",
+        pattern=r"^[a-z]{2,3}$",
+    )
+    timezone: str = setting(
+        "",
+        "IANA time zone for times and timers; empty means the system's",
+        allowed="an IANA time zone name such as 'Europe/Berlin', or '' for the system's",
+    )
+    prefer_local: bool = setting(
+        True, "run fully resolved commands (devices, time, timers) without the model"
+    )
+    max_tool_rounds: int = setting(
+        5, "most model turns with tool calls per request before a final answer", ge=1, le=20
+    )
+    follow_up_s: float = setting(
+        30.0, "seconds in which 'turn it off' still refers to the last device", ge=0, le=3600
+    )
+    temperature_unit: Literal["C", "F"] = setting("C", "unit of temperatures spoken and set")
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        if value:
+            try:
+                ZoneInfo(value)
+            except (ZoneInfoNotFoundError, ValueError) as err:
+                raise ValueError(f"unknown time zone {value!r}") from err
+        return value
+
+
+class PathsSettings(Section):
+    state_dir: str = setting(
+        "",
+        "where state (statistics, jobs, API token) lives; empty means $STATE_DIRECTORY under systemd, "
+        "else $XDG_STATE_HOME/homeassist (~/.local/state/homeassist)",
+        allowed="a directory path, or '' for the default",
+    )
+
+
+class LoggingSettings(Section):
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = setting(
+        "INFO", "least severe level logged; request text and tool arguments appear only at DEBUG"
+    )
+    format: Literal["text", "json"] = setting(
+        "text", "'text' for a terminal, 'json' (one object a line) for journald or log shippers"
+    )
+    file: str = setting(
+        "",
+        "also append the log to this file; empty means stderr only",
+        allowed="a file path, or '' for stderr only",
+    )
+
+    @field_validator("level", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.upper() if isinstance(value, str) else value
+
+
+class OllamaSettings(Section):
+    provider: Literal["ollama", "anthropic"] = setting(
+        "ollama", "which model server answers: a local Ollama, or Anthropic's API"
+    )
+    base_url: str = setting(
+        "http://127.0.0.1:11434",
+        "URL of the Ollama server",
+        allowed="an http:// or https:// URL such as 'http://127.0.0.1:11434'",
+    )
+    model: str = setting("qwen3:0.6b", "the Ollama model that answers", min_length=1)
+    temperature: float = setting(0.2, "sampling temperature; low keeps tool calls steady", ge=0, le=2)
+    timeout_s: float = setting(
+        60.0, "seconds one model request may take before it is abandoned (never infinite)", gt=0, le=3600
+    )
+    keep_alive: str = setting(
+        "30m",
+        "how long Ollama keeps the model loaded after a request ('-1' = forever)",
+        allowed="an Ollama duration such as '30m', '1h', '300' (seconds) or '-1'",
+    )
+    num_ctx: int = setting(4096, "context window in tokens requested from Ollama", ge=512, le=262144)
+    retry_empty: bool = setting(True, "retry an empty answer once without tools before saying 'I don't know'")
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"not an http(s) URL: {value!r}")
+        try:
+            _ = parts.port
+        except ValueError as err:
+            raise ValueError(f"bad port in {value!r}") from err
+        return value.rstrip("/")
+
+    @field_validator("keep_alive", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> Any:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            value = str(value)
+        if isinstance(value, str) and not _DURATION.match(value.strip()):
+            raise ValueError(f"not an Ollama duration: {value!r}")
+        return value.strip() if isinstance(value, str) else value
+
+
+class ToolsSettings(Section):
+    timeout_s: float = setting(30.0, "seconds one tool call may take before it is abandoned", gt=0, le=600)
+    slow_ms: int = setting(1000, "tool calls slower than this are logged as a warning", ge=0)
+
+
+class Settings(Section):
+    """The whole configuration. Later parts add their sections here."""
+
+    assistant: AssistantSettings = Field(default_factory=AssistantSettings)
+    paths: PathsSettings = Field(default_factory=PathsSettings)
+    logging: LoggingSettings = Field(default_factory=LoggingSettings)
+    ollama: OllamaSettings = Field(default_factory=OllamaSettings)
+    tools: ToolsSettings = Field(default_factory=ToolsSettings)

@@ -1,0 +1,113 @@
+"""The composition root: builds the parts from settings and runs them.
+
+``build_runtime`` wires one ToolExecutor (shared by every caller), the tiers, the classifier and the
+model client into an Assistant. ``run_console`` is the interactive loop ``homeassist run`` uses until
+the full daemon (audio, control API, supervision) arrives: stdin is read in a worker thread so the event
+loop never blocks on it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sys
+import threading
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import TextIO
+
+from homeassist import __version__
+from homeassist.assistant import Assistant
+from homeassist.config.settings import Settings
+from homeassist.intent.classifier import IntentClassifier
+from homeassist.llm.base import ModelClient
+from homeassist.llm.unavailable import UnavailableModelClient
+from homeassist.tools.clock import make_datetime_tool
+from homeassist.tools.executor import ToolExecutor
+from homeassist.tools.manager import ToolManager
+
+_LOGGER = logging.getLogger(__name__)
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    executor: ToolExecutor
+    tools: ToolManager
+    model: ModelClient
+    assistant: Assistant
+
+    async def aclose(self) -> None:
+        await self.model.aclose()
+
+
+def build_model_client(settings: Settings) -> ModelClient:
+    return UnavailableModelClient(settings.ollama, "the Ollama client is not part of this version yet")
+
+
+def build_runtime(settings: Settings) -> Runtime:
+    executor = ToolExecutor(timeout_s=settings.tools.timeout_s, slow_ms=settings.tools.slow_ms)
+    executor.register(make_datetime_tool(settings.assistant.timezone))
+    tools = ToolManager(executor)
+    model = build_model_client(settings)
+    assistant = Assistant(
+        classifier=IntentClassifier(),
+        executor=executor,
+        tools=tools,
+        model=model,
+        prefer_local=settings.assistant.prefer_local,
+    )
+    return Runtime(settings=settings, executor=executor, tools=tools, model=model, assistant=assistant)
+
+
+async def run_console(runtime: Runtime, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+    """Answer typed requests until end of input or ``quit``. Returns the exit status."""
+    stdin = stdin or sys.stdin
+    stdout = stdout or sys.stdout
+    interactive = stdin.isatty()
+    if interactive:
+        print(f"homeassist {__version__}: type a request (Ctrl-D or 'quit' to stop).", file=stdout)
+    _LOGGER.info("Console ready (model: %s)", runtime.model.description)
+    lines = read_lines(stdin)
+    try:
+        while True:
+            if interactive:
+                print("you> ", end="", file=stdout, flush=True)
+            line = await lines.__anext__()
+            if line is None:
+                break
+            text = line.strip()
+            if not text:
+                continue
+            if text.lower() in ("quit", "exit"):
+                break
+            reply = await runtime.assistant.handle(text)
+            print(f"homeassist> {reply.text}", file=stdout, flush=True)
+    finally:
+        await runtime.aclose()
+    _LOGGER.info("Console stopped")
+    return 0
+
+
+async def read_lines(stream: TextIO) -> AsyncIterator[str | None]:
+    """Lines of a blocking stream, read by a daemon thread (so Ctrl-C never waits on it); None at EOF."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[str | None] = asyncio.Queue()
+
+    def pump() -> None:
+        # RuntimeError: the loop closed while we read; nobody is waiting for input any more.
+        with contextlib.suppress(RuntimeError):
+            try:
+                for line in iter(stream.readline, ""):
+                    loop.call_soon_threadsafe(queue.put_nowait, line)
+            except (OSError, ValueError) as err:
+                _LOGGER.debug("Console input closed: %s", err)
+            loop.call_soon_threadsafe(queue.put_nowait, None)
+
+    threading.Thread(target=pump, name="console-input", daemon=True).start()
+    while True:
+        line = await queue.get()
+        yield line
+        if line is None:
+            return

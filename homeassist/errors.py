@@ -1,0 +1,45 @@
+"""One rooted exception hierarchy for the whole package.
+
+Third-party errors are wrapped with ``raise ... from err``. Every error carries a ``spoken`` sentence:
+the short thing a person hears; the message (``str(err)``) is the detail that goes to the log.
+"""
+
+from __future__ import annotations
+
+
+class HomeassistError(Exception):
+    """Base of every error homeassist raises on purpose."""
+
+    #: What the user hears when this error ends a request. Subclasses or instances refine it.
+    spoken: str = "Sorry, something went wrong."
+
+    def __init__(self, message: str, *, spoken: str | None = None) -> None:
+        super().__init__(message)
+        if spoken is not None:
+            self.spoken = spoken
+
+
+class ConfigError(HomeassistError):
+    """The configuration could not be read or is invalid. The message names file, key and value."""
+
+    spoken = "My configuration is invalid; please check the log."
+
+
+class ModelError(HomeassistError):
+    """The language model could not produce an answer. Never an empty answer in disguise."""
+
+    spoken = "The language model failed, so I can't answer that right now."
+
+
+class ModelUnreachableError(ModelError):
+    """The model server could not be reached at its URL."""
+
+
+class ModelNotConfiguredError(ModelError):
+    """No usable model client is configured."""
+
+
+class ToolError(HomeassistError):
+    """A tool could not do what it was asked; its message is what the model and the user see."""
+
+    spoken = "That didn't work."

@@ -1,0 +1,300 @@
+"""ToolExecutor: the one place where any tool in the program runs.
+
+Every caller (the model's tool loop, the local command path, later the scheduler and the web fallback)
+runs tools through one shared instance. The executor validates arguments against the tool's schema
+before running it, bounds each call with a timeout, turns every outcome into a string ``ToolResult``
+(failures are ``Error: ...`` strings, never exceptions), keeps a bounded record of calls and tells its
+listeners (metrics, statistics) about each one. It also builds the ``ToolMessage`` list for a model turn
+with exactly one message per tool call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import logging
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool, ToolException
+from pydantic import BaseModel, ValidationError
+
+from homeassist.errors import HomeassistError
+from homeassist.messages import ToolCall, ToolResult
+
+_LOGGER = logging.getLogger(__name__)
+
+ERROR_PREFIX = "Error:"
+ResultListener = Callable[[ToolResult], None]
+
+
+class ToolExecutor:
+    """Runs LangChain tools by name. Never raises for a tool's failure; cancellation propagates."""
+
+    def __init__(
+        self,
+        tools: Iterable[BaseTool] = (),
+        *,
+        timeout_s: float = 30.0,
+        slow_ms: float = 1000.0,
+        history: int = 1000,
+    ) -> None:
+        self.timeout_s = timeout_s
+        self.slow_ms = slow_ms
+        self._tools: dict[str, BaseTool] = {}
+        self._listeners: list[ResultListener] = []
+        #: The most recent calls, oldest first.
+        self.records: deque[ToolResult] = deque(maxlen=history)
+        for tool in tools:
+            self.register(tool)
+
+    # --- registry ---------------------------------------------------------------------------------
+
+    def register(self, tool: BaseTool) -> None:
+        if tool.name in self._tools:
+            raise ValueError(f"a tool named {tool.name!r} is already registered")
+        self._tools[tool.name] = tool
+
+    def unregister(self, name: str) -> None:
+        self._tools.pop(name, None)
+
+    def get(self, name: str) -> BaseTool | None:
+        return self._tools.get(name)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def add_listener(self, listener: ResultListener) -> None:
+        self._listeners.append(listener)
+
+    # --- running ----------------------------------------------------------------------------------
+
+    async def execute(
+        self, name: str, args: Mapping[str, Any] | str | None = None, *, call_id: str = "", caller: str = ""
+    ) -> ToolResult:
+        """Run one tool and return its result; every failure becomes an ``Error: ...`` result."""
+        start = time.perf_counter()
+        shown_args: dict[str, Any] = dict(args) if isinstance(args, Mapping) else {}
+        tool = self._tools.get(name)
+        if tool is None:
+            _LOGGER.warning(
+                "Unknown tool %r requested by %s; known: %s", name, caller or "?", ", ".join(self._tools)
+            )
+            return self._finish(
+                name, shown_args, f'{ERROR_PREFIX} Unknown tool "{name}"', start, call_id, caller
+            )
+        parsed, problem = validate_args(tool, args)
+        if problem is not None:
+            _LOGGER.debug("Tool %s rejected arguments %r: %s", name, args, problem)
+            return self._finish(name, shown_args, f"{ERROR_PREFIX} {problem}", start, call_id, caller)
+        shown_args = parsed
+        _LOGGER.debug("Running tool %s(%s) for %s", name, shown_args, caller or "?")
+        try:
+            output = await asyncio.wait_for(tool.ainvoke(parsed), timeout=self.timeout_s)
+        except TimeoutError:
+            content = f'{ERROR_PREFIX} Tool "{name}" timed out after {self.timeout_s:g} s'
+            _LOGGER.warning("Tool %s timed out after %g s ([tools] timeout_s)", name, self.timeout_s)
+        except (ToolException, HomeassistError) as err:
+            content = f"{ERROR_PREFIX} {_message(err)}"
+        except ValidationError as err:
+            content = f"{ERROR_PREFIX} Invalid arguments for {name}: {_validation_summary(err)}"
+        except Exception as err:
+            _LOGGER.warning("Tool %s failed unexpectedly", name, exc_info=True)
+            content = f"{ERROR_PREFIX} {_message(err)}"
+        else:
+            content = normalize_result(output)
+        return self._finish(name, shown_args, content, start, call_id, caller)
+
+    async def run_calls(self, calls: Sequence[ToolCall], *, caller: str = "") -> list[ToolResult]:
+        """Run calls one after another, in order (device actions must not race each other)."""
+        results = []
+        for call in calls:
+            results.append(await self.execute(call.name, call.args, call_id=call.id, caller=caller))
+        return results
+
+    def _finish(
+        self, name: str, args: dict[str, Any], content: str, start: float, call_id: str, caller: str
+    ) -> ToolResult:
+        elapsed_ms = (time.perf_counter() - start) * 1000
+        if elapsed_ms > self.slow_ms:
+            _LOGGER.warning(
+                "Tool %s took %.0f ms (over [tools] slow_ms = %g)", name, elapsed_ms, self.slow_ms
+            )
+        result = ToolResult(
+            tool=name,
+            args=args,
+            ok=not content.startswith(ERROR_PREFIX),
+            content=content,
+            elapsed_ms=round(elapsed_ms, 3),
+            call_id=call_id,
+            caller=caller,
+        )
+        self.records.append(result)
+        for listener in self._listeners:
+            try:
+                listener(result)
+            except Exception:
+                _LOGGER.exception("Tool result listener %r failed", listener)
+        return result
+
+
+# --- arguments ------------------------------------------------------------------------------------
+
+
+def validate_args(tool: BaseTool, args: Mapping[str, Any] | str | None) -> tuple[dict[str, Any], str | None]:
+    """Check ``args`` against the tool's schema. Returns (arguments, None) or ({}, problem)."""
+    if args is None:
+        args = {}
+    if isinstance(args, str):
+        try:
+            decoded = json.loads(args) if args.strip() else {}
+        except json.JSONDecodeError:
+            return {}, f"Arguments for {tool.name} are not a JSON object: {args[:80]!r}"
+        args = decoded
+    if not isinstance(args, Mapping):
+        return {}, f"Arguments for {tool.name} must be an object, got {type(args).__name__}"
+    schema = tool.args_schema
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        try:
+            schema.model_validate(dict(args))
+        except ValidationError as err:
+            return {}, f"Invalid arguments for {tool.name}: {_validation_summary(err)}"
+        known = set(schema.model_fields)
+        return {k: v for k, v in args.items() if k in known}, None
+    if isinstance(schema, dict):
+        problem = _check_json_schema(schema, args)
+        if problem:
+            return {}, f"Invalid arguments for {tool.name}: {problem}"
+    return dict(args), None
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list, tuple),
+    "object": (dict,),
+}
+
+
+def _check_json_schema(schema: Mapping[str, Any], args: Mapping[str, Any]) -> str | None:
+    """The subset of JSON Schema that tool schemas use: required keys and primitive types."""
+    properties = schema.get("properties") or {}
+    missing = [k for k in schema.get("required", []) if k not in args]
+    if missing:
+        return "missing " + ", ".join(missing)
+    for key, value in args.items():
+        spec = properties.get(key)
+        if not isinstance(spec, Mapping):
+            continue
+        expected = spec.get("type")
+        if isinstance(expected, str) and expected in _JSON_TYPES:
+            types = _JSON_TYPES[expected]
+            if isinstance(value, bool) and bool not in types:
+                return f"{key}: expected {expected}, got a boolean"
+            if not isinstance(value, types):
+                return f"{key}: expected {expected}, got {type(value).__name__}"
+        if "enum" in spec and value not in spec["enum"]:
+            return f"{key}: expected one of {spec['enum']}, got {value!r}"
+    return None
+
+
+def _validation_summary(err: ValidationError) -> str:
+    parts = []
+    for detail in err.errors():
+        where = ".".join(str(p) for p in detail["loc"]) or "arguments"
+        parts.append(f"{where}: {detail['msg']}")
+    return "; ".join(parts)
+
+
+def _message(err: BaseException) -> str:
+    return str(err) or type(err).__name__
+
+
+# --- results --------------------------------------------------------------------------------------
+
+
+def normalize_result(output: Any) -> str:
+    """Any tool output as one string: MCP ``[text, artifacts]`` -> text, objects -> JSON."""
+    if isinstance(output, str):
+        return output
+    if output is None:
+        return ""
+    if isinstance(output, ToolMessage):
+        return normalize_result(output.content)
+    if isinstance(output, tuple | list):
+        if (
+            len(output) == 2
+            and (isinstance(output[0], str) or _is_content_blocks(output[0]))
+            and (output[1] is None or isinstance(output[1], list | tuple))
+        ):
+            return normalize_result(output[0])
+        if _is_content_blocks(output):
+            return "\n".join(block.get("text", "") for block in output if block.get("type") == "text")
+    if isinstance(output, BaseModel):
+        return output.model_dump_json()
+    if dataclasses.is_dataclass(output) and not isinstance(output, type):
+        output = dataclasses.asdict(output)
+    try:
+        return json.dumps(output, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(output)
+
+
+def _is_content_blocks(value: Any) -> bool:
+    return (
+        isinstance(value, list | tuple)
+        and bool(value)
+        and all(isinstance(block, dict) and "type" in block for block in value)
+    )
+
+
+def as_tool_call(call: ToolCall | Mapping[str, Any]) -> ToolCall:
+    """Our ToolCall from a LangChain tool call (``{"name", "args", "id"}``) or our own."""
+    if isinstance(call, ToolCall):
+        return call
+    return ToolCall(
+        name=str(call.get("name", "")), args=dict(call.get("args") or {}), id=str(call.get("id") or "")
+    )
+
+
+def ensure_ids(calls: Iterable[ToolCall | Mapping[str, Any]]) -> list[ToolCall]:
+    """Calls with an id each (a made-up one where the model gave none), so messages can match."""
+    result = []
+    for raw in calls:
+        call = as_tool_call(raw)
+        if not call.id:
+            call = dataclasses.replace(call, id=f"call_{uuid.uuid4().hex[:12]}")
+        result.append(call)
+    return result
+
+
+def tool_messages(
+    calls: Sequence[ToolCall | Mapping[str, Any]], results: Sequence[ToolResult]
+) -> list[ToolMessage]:
+    """One ToolMessage per call, in call order, matched by id; a placeholder error where none ran."""
+    by_id = {r.call_id: r for r in results if r.call_id}
+    unclaimed = [r for r in results if not r.call_id]
+    messages = []
+    for raw in calls:
+        call = as_tool_call(raw)
+        result = by_id.pop(call.id, None) if call.id else None
+        if result is None and not call.id:
+            result = next((r for r in unclaimed if r.tool == call.name), None)
+            if result is not None:
+                unclaimed.remove(result)
+        if result is None:
+            content = f'{ERROR_PREFIX} Tool call "{call.name}" produced no result'
+            status = "error"
+        else:
+            content = result.content
+            status = "success" if result.ok else "error"
+        messages.append(ToolMessage(content=content, tool_call_id=call.id, name=call.name, status=status))
+    return messages

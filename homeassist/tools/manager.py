@@ -1,0 +1,63 @@
+"""ToolManager: which tools a request of each intent kind may see (the tiers).
+
+A small model chooses better among few tools, so each kind gets only what it needs. Tiers list tool
+names; a tool of a part not built or not running is simply absent from what ``tools_for`` returns.
+The browser tools are in no tier: the web fallback calls them itself.
+"""
+
+from __future__ import annotations
+
+from langchain_core.tools import BaseTool
+
+from homeassist.messages import INTENT_KINDS, IntentKind
+from homeassist.tools.executor import ToolExecutor
+
+DATETIME_TOOLS: tuple[str, ...] = ("get_current_datetime",)
+DEVICE_TOOLS: tuple[str, ...] = (
+    "list_devices",
+    "get_device_state",
+    "turn_on",
+    "turn_off",
+    "set_level",
+    "set_temperature",
+    "set_lock",
+)
+SCHEDULER_TOOLS: tuple[str, ...] = (
+    "set_timer",
+    "set_alarm",
+    "set_reminder",
+    "schedule_device_action",
+    "list_timers",
+    "cancel_timer",
+)
+
+TIERS: dict[IntentKind, tuple[str, ...]] = {
+    "device": DEVICE_TOOLS,
+    "datetime": DATETIME_TOOLS,
+    "timer": SCHEDULER_TOOLS + DATETIME_TOOLS,
+    "web": (),
+    "general": (),
+}
+assert set(TIERS) == set(INTENT_KINDS)
+
+
+class ToolManager:
+    """Looks tiers up against the tools registered in the shared executor."""
+
+    def __init__(self, executor: ToolExecutor) -> None:
+        self._executor = executor
+
+    def tools_for(self, kind: IntentKind) -> list[BaseTool]:
+        """The registered tools of a kind's tier, in tier order."""
+        tools = (self._executor.get(name) for name in TIERS[kind])
+        return [tool for tool in tools if tool is not None]
+
+    def describe(self) -> dict[IntentKind, dict[str, list[str]]]:
+        """For each tier: the tools available now and those whose part is not running or not built."""
+        return {
+            kind: {
+                "available": [n for n in names if self._executor.get(n) is not None],
+                "missing": [n for n in names if self._executor.get(n) is None],
+            }
+            for kind, names in TIERS.items()
+        }

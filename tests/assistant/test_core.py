@@ -1,0 +1,77 @@
+"""The Assistant end to end for typed requests: local path, model path, model failures."""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import UTC, datetime
+
+import pytest
+
+from homeassist.config.loader import load_settings
+from homeassist.daemon import Runtime, build_runtime
+
+
+def runtime_for(base_url: str, **env: str) -> Runtime:
+    return build_runtime(load_settings(env={"HOMEASSIST_OLLAMA__BASE_URL": base_url, **env}).settings)
+
+
+async def test_time_question_runs_locally_through_the_executor(closed_url: str) -> None:
+    runtime = runtime_for(closed_url)
+    reply = await runtime.assistant.handle("what time is it")
+    assert reply.intent.kind == "datetime"
+    assert reply.path == "local" and reply.local
+    assert [a.tool for a in reply.actions] == ["get_current_datetime"]
+    assert reply.actions[0].ok and reply.actions[0].caller == "local"
+    assert list(runtime.executor.records) == list(reply.actions)
+    reported = datetime.fromisoformat(json.loads(reply.actions[0].content)["iso"])
+    assert abs((datetime.now(UTC) - reported).total_seconds()) < 5
+    assert reply.text.startswith("It's ") and ("AM" in reply.text or "PM" in reply.text)
+    assert reply.error is None
+    assert {"classify", "tools", "total"} <= set(reply.timings_ms)
+
+
+async def test_date_and_day_questions_are_phrased_for_what_was_asked(closed_url: str) -> None:
+    runtime = runtime_for(closed_url, HOMEASSIST_ASSISTANT__TIMEZONE="UTC")
+    today = datetime.now(UTC)
+    day = await runtime.assistant.handle("what day is it")
+    date = await runtime.assistant.handle("what's the date")
+    assert day.text == f"It's {today:%A}."
+    assert date.text == f"Today is {today:%A}, {today:%B} {today.day}, {today.year}."
+
+
+async def test_unreachable_model_is_a_clear_error_not_an_empty_answer(closed_url: str) -> None:
+    runtime = runtime_for(closed_url)
+    reply = await runtime.assistant.handle("who wrote hamlet")
+    assert reply.intent.kind == "general"
+    assert reply.path == "model"
+    assert (
+        reply.text == f"I can't reach the language model at {closed_url}, so I can't answer that right now."
+    )
+    assert reply.error is not None and reply.error.startswith("ModelUnreachableError")
+    assert "ollama serve" in reply.error
+    assert reply.actions == ()
+
+
+async def test_prefer_local_off_still_answers_the_time_when_the_model_is_down(closed_url: str) -> None:
+    runtime = runtime_for(closed_url, HOMEASSIST_ASSISTANT__PREFER_LOCAL="false")
+    reply = await runtime.assistant.handle("what time is it")
+    assert reply.recoveries == ("local_after_model_error",)
+    assert reply.path == "local"
+    assert reply.text.startswith(f"I can't reach the language model at {closed_url}")
+    assert "It's " in reply.text
+    assert [r.caller for r in runtime.executor.records] == ["local"]
+
+
+async def test_one_summary_line_per_request_without_the_request_text(
+    closed_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    runtime = runtime_for(closed_url)
+    with caplog.at_level(logging.INFO, logger="homeassist"):
+        reply = await runtime.assistant.handle("what time is it")
+    summaries = [r for r in caplog.records if r.getMessage().startswith("request ")]
+    assert len(summaries) == 1
+    line = summaries[0].getMessage()
+    assert f"request {reply.request_id} kind=datetime path=local tools=get_current_datetime:ok" in line
+    assert "total=" in line
+    assert "what time is it" not in caplog.text

@@ -1,0 +1,232 @@
+"""Loading: defaults, file, environment overrides, and errors that name file, key, value and allowed."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from homeassist.config import loader
+from homeassist.config.loader import load_settings, state_dir
+from homeassist.config.settings import Settings
+from homeassist.errors import ConfigError
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "config" / "homeassist.toml"
+
+
+def write(tmp_path: Path, text: str, name: str = "homeassist.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def error_of(path: Path | None = None, env: dict[str, str] | None = None) -> str:
+    with pytest.raises(ConfigError) as info:
+        load_settings(path, env=env or {})
+    return str(info.value)
+
+
+def test_no_file_means_defaults() -> None:
+    loaded = load_settings(env={})
+    assert loaded.path is None
+    assert loaded.settings == Settings()
+    assert loaded.settings.ollama.base_url == "http://127.0.0.1:11434"
+    assert loaded.settings.ollama.model == "qwen3:0.6b"
+    assert loaded.settings.assistant.prefer_local is True
+    assert loaded.settings.tools.timeout_s == 30
+
+
+def test_file_values_override_defaults(tmp_path: Path) -> None:
+    path = write(tmp_path, '[ollama]\nmodel = "llama3.2:3b"\n[assistant]\nmax_tool_rounds = 3\n')
+    settings = load_settings(path, env={}).settings
+    assert settings.ollama.model == "llama3.2:3b"
+    assert settings.assistant.max_tool_rounds == 3
+    assert settings.ollama.base_url == "http://127.0.0.1:11434"
+
+
+def test_environment_overrides_the_file(tmp_path: Path) -> None:
+    path = write(tmp_path, '[ollama]\nbase_url = "http://10.0.0.2:11434"\ntimeout_s = 20\n')
+    loaded = load_settings(
+        path,
+        env={"HOMEASSIST_OLLAMA__BASE_URL": "http://127.0.0.1:9999/", "HOMEASSIST_TOOLS__SLOW_MS": "250"},
+    )
+    assert loaded.settings.ollama.base_url == "http://127.0.0.1:9999"
+    assert loaded.settings.ollama.timeout_s == 20
+    assert loaded.settings.tools.slow_ms == 250
+    assert loaded.origins[("ollama", "base_url")] == "environment variable HOMEASSIST_OLLAMA__BASE_URL"
+    assert loaded.origins[("ollama", "timeout_s")] == str(path)
+
+
+def test_environment_booleans_and_tables_as_json() -> None:
+    settings = load_settings(
+        env={
+            "HOMEASSIST_ASSISTANT__PREFER_LOCAL": "false",
+            "HOMEASSIST_LOGGING": '{"level": "debug", "format": "json"}',
+        }
+    ).settings
+    assert settings.assistant.prefer_local is False
+    assert settings.logging.level == "DEBUG"
+    assert settings.logging.format == "json"
+
+
+def test_config_file_from_environment_variable(tmp_path: Path) -> None:
+    path = write(tmp_path, '[assistant]\ntemperature_unit = "F"\n')
+    loaded = load_settings(env={"HOMEASSIST_CONFIG": str(path)})
+    assert loaded.path == path
+    assert loaded.settings.assistant.temperature_unit == "F"
+
+
+def test_explicit_path_beats_environment_variable(tmp_path: Path) -> None:
+    chosen = write(tmp_path, '[assistant]\nlanguage = "de"\n', "chosen.toml")
+    other = write(tmp_path, '[assistant]\nlanguage = "fr"\n', "other.toml")
+    assert load_settings(chosen, env={"HOMEASSIST_CONFIG": str(other)}).settings.assistant.language == "de"
+
+
+def test_system_then_user_config_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    user = tmp_path / "xdg" / "homeassist" / "homeassist.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text('[assistant]\nlanguage = "nl"\n', encoding="utf-8")
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    assert load_settings(env=env).path == user
+    system = write(tmp_path, '[assistant]\nlanguage = "sv"\n', "system.toml")
+    monkeypatch.setattr(loader, "SYSTEM_CONFIG", system)
+    loaded = load_settings(env=env)
+    assert loaded.path == system
+    assert loaded.settings.assistant.language == "sv"
+
+
+def test_settings_are_frozen() -> None:
+    settings = load_settings(env={}).settings
+    with pytest.raises(ValueError, match="frozen"):
+        settings.ollama.model = "other"
+
+
+# --- errors ---------------------------------------------------------------------------------------
+
+
+def test_missing_explicit_file_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "nope.toml"
+    assert error_of(path) == f"{path}: configuration file not found"
+
+
+def test_invalid_toml_names_file_and_line(tmp_path: Path) -> None:
+    path = write(tmp_path, '[ollama]\nmodel = "qwen3\n')
+    message = error_of(path)
+    assert message.startswith(f"{path}: not valid TOML")
+    assert "line 2" in message
+
+
+def test_unknown_key_names_file_key_and_allowed_keys(tmp_path: Path) -> None:
+    path = write(tmp_path, '[ollama]\nmodle = "qwen3:0.6b"\n')
+    message = error_of(path)
+    assert message.startswith(str(path))
+    assert "unknown key 'modle' in [ollama]" in message
+    assert "allowed keys:" in message
+    assert "model" in message.split("allowed keys:")[1]
+
+
+def test_unknown_section_lists_sections(tmp_path: Path) -> None:
+    message = error_of(write(tmp_path, "[olama]\nmodel = 'x'\n"))
+    assert "unknown section [olama]" in message
+    assert "ollama" in message.split("allowed sections:")[1]
+
+
+def test_wrong_type_names_key_found_and_allowed(tmp_path: Path) -> None:
+    path = write(tmp_path, '[assistant]\nmax_tool_rounds = "five"\n')
+    message = error_of(path)
+    assert message.startswith(f"{path}: [assistant] max_tool_rounds: found 'five'")
+    assert "allowed: a whole number >= 1 and <= 20" in message
+
+
+def test_value_out_of_range(tmp_path: Path) -> None:
+    message = error_of(write(tmp_path, "[ollama]\ntimeout_s = 0\n"))
+    assert "[ollama] timeout_s: found 0" in message
+    assert "a number > 0 and <= 3600" in message
+
+
+def test_bad_choice_lists_allowed_values(tmp_path: Path) -> None:
+    message = error_of(write(tmp_path, '[logging]\nformat = "xml"\n'))
+    assert "[logging] format: found 'xml'" in message
+    assert "one of 'text', 'json'" in message
+
+
+def test_custom_validators_say_what_is_allowed(tmp_path: Path) -> None:
+    message = error_of(write(tmp_path, '[assistant]\ntimezone = "Mars/Olympus"\n'))
+    assert "unknown time zone 'Mars/Olympus'" in message
+    assert "IANA time zone name" in message
+    message = error_of(write(tmp_path, '[ollama]\nbase_url = "localhost:11434"\n'))
+    assert "[ollama] base_url: found 'localhost:11434'" in message
+    assert "http:// or https:// URL" in message
+
+
+def test_section_that_is_not_a_table(tmp_path: Path) -> None:
+    message = error_of(write(tmp_path, 'ollama = "qwen3"\n'))
+    assert "[ollama] must be a table of settings, found 'qwen3'" in message
+
+
+def test_several_problems_are_all_reported(tmp_path: Path) -> None:
+    message = error_of(write(tmp_path, '[ollama]\ntimeout_s = -1\nnum_ctx = "big"\n'))
+    assert message.startswith("2 configuration problems:")
+    assert "timeout_s" in message and "num_ctx" in message
+
+
+def test_environment_error_names_the_variable(tmp_path: Path) -> None:
+    path = write(tmp_path, "[ollama]\ntimeout_s = 10\n")
+    message = error_of(path, env={"HOMEASSIST_OLLAMA__TIMEOUT_S": "soon"})
+    assert message.startswith(
+        "environment variable HOMEASSIST_OLLAMA__TIMEOUT_S: [ollama] timeout_s: found 'soon'"
+    )
+
+
+def test_environment_variable_without_a_key() -> None:
+    message = error_of(env={"HOMEASSIST_OLLAMA": "x"})
+    assert "HOMEASSIST_OLLAMA: not a setting" in message
+    assert "HOMEASSIST_<SECTION>__<KEY>" in message
+
+
+def test_environment_json_that_does_not_parse() -> None:
+    message = error_of(env={"HOMEASSIST_LOGGING": "{level: debug}"})
+    assert "HOMEASSIST_LOGGING" in message and "not valid JSON" in message
+
+
+# --- the example configuration and the state directory --------------------------------------------
+
+
+def _fields(model: type[BaseModel], prefix: str = "") -> list[str]:
+    names = []
+    for name, info in model.model_fields.items():
+        annotation = info.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            names.extend(_fields(annotation, f"{prefix}{name}."))
+        else:
+            names.append(prefix + name)
+    return names
+
+
+def test_example_configuration_lists_every_key_with_its_default() -> None:
+    data = tomllib.loads(EXAMPLE.read_text(encoding="utf-8"))
+    flat = {f"{section}.{key}" for section, values in data.items() for key in values}
+    assert flat == set(_fields(Settings))
+    assert load_settings(EXAMPLE, env={}).settings == Settings()
+
+
+def test_every_setting_has_a_description() -> None:
+    for section_name, section in Settings.model_fields.items():
+        model = section.annotation
+        assert isinstance(model, type) and issubclass(model, BaseModel)
+        for name, info in model.model_fields.items():
+            assert info.description, f"[{section_name}] {name} has no description"
+
+
+def test_state_dir_resolution(tmp_path: Path) -> None:
+    defaults = Settings()
+    assert state_dir(defaults, {"HOME": "/home/u"}) == Path("/home/u/.local/state/homeassist")
+    assert state_dir(defaults, {"XDG_STATE_HOME": "/x"}) == Path("/x/homeassist")
+    assert state_dir(defaults, {"STATE_DIRECTORY": "/var/lib/homeassist:/other"}) == Path(
+        "/var/lib/homeassist"
+    )
+    configured = load_settings(env={"HOMEASSIST_PATHS__STATE_DIR": str(tmp_path)}).settings
+    assert state_dir(configured, {"STATE_DIRECTORY": "/var/lib/homeassist"}) == tmp_path

@@ -1,0 +1,37 @@
+"""`config check` output: effective settings with their sources, secrets masked."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from homeassist.config.loader import load_settings
+from homeassist.config.render import MASK, effective_dict, mask_secrets, render_toml
+
+
+def test_mask_secret_keys_and_url_passwords() -> None:
+    data = {
+        "base_url": "http://user:hunter2@ollama.lan:11434",
+        "plain_url": "http://ollama.lan:11434",
+        "api_key": "sk-123",
+        "nested": {"password": "pw", "token": "t", "token_file": "/var/lib/x/api-token"},
+        "empty_secret": {"api_key": ""},
+    }
+    masked = mask_secrets(data)
+    assert masked["base_url"] == f"http://user:{MASK}@ollama.lan:11434"
+    assert masked["plain_url"] == "http://ollama.lan:11434"
+    assert masked["api_key"] == MASK
+    assert masked["nested"] == {"password": MASK, "token": MASK, "token_file": "/var/lib/x/api-token"}
+    assert masked["empty_secret"] == {"api_key": ""}
+    assert data["api_key"] == "sk-123"  # the input is not changed
+
+
+def test_rendered_toml_parses_back_to_the_effective_settings(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text('[ollama]\nmodel = "mistral"\n', encoding="utf-8")
+    loaded = load_settings(path, env={"HOMEASSIST_OLLAMA__BASE_URL": "http://a:b@127.0.0.1:1"})
+    text = render_toml(loaded)
+    assert tomllib.loads(text) == effective_dict(loaded)
+    assert f'model = "mistral"  # from {path}' in text
+    assert "# from environment variable HOMEASSIST_OLLAMA__BASE_URL" in text
+    assert "b@" not in text

@@ -1,0 +1,148 @@
+"""The command line as a user runs it: a separate process, its exit status, stdout and stderr."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+from tests.conftest import free_port, run_cli
+
+
+def test_ask_time_json(cli_env: dict[str, str]) -> None:
+    result = run_cli("ask", "what time is it", "--json", env=cli_env)
+    assert result.returncode == 0, result.stderr
+    reply = json.loads(result.stdout)
+    assert set(reply) >= {"text", "reply", "intent", "path", "local", "actions", "timings_ms"}
+    assert reply["text"] == "what time is it"
+    assert reply["intent"] == "datetime"
+    assert reply["path"] == "local" and reply["local"] is True
+    assert len(reply["actions"]) == 1
+    action = reply["actions"][0]
+    assert set(action) == {"tool", "args", "ok", "result"}
+    assert action["tool"] == "get_current_datetime" and action["ok"] is True and action["args"] == {}
+    reported = datetime.fromisoformat(json.loads(action["result"])["iso"])
+    assert abs((datetime.now(UTC) - reported).total_seconds()) < 30
+    assert reply["timings_ms"]["total"] > 0
+    assert reply["reply"].startswith("It's ")
+
+
+def test_ask_plain_prints_the_reply_and_logs_to_stderr(cli_env: dict[str, str]) -> None:
+    result = run_cli("ask", "what", "time", "is", "it", env=cli_env)
+    assert result.returncode == 0
+    assert result.stdout.startswith("It's ") and result.stdout.count("\n") == 1
+    assert "kind=datetime path=local" in result.stderr
+
+
+def test_ask_with_the_model_down_names_the_url(cli_env: dict[str, str]) -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    env = cli_env | {"HOMEASSIST_OLLAMA__BASE_URL": url}
+    result = run_cli("ask", "who wrote hamlet", env=env)
+    assert result.returncode == 0
+    assert (
+        result.stdout.strip()
+        == f"I can't reach the language model at {url}, so I can't answer that right now."
+    )
+    assert "Traceback" not in result.stderr
+    as_json = json.loads(run_cli("ask", "who wrote hamlet", "--json", env=env).stdout)
+    assert as_json["path"] == "model" and as_json["local"] is False and as_json["actions"] == []
+    assert as_json["error"].startswith("ModelUnreachableError")
+    assert as_json["reply"]  # an unreachable model is never an empty answer
+
+
+def test_config_error_exits_2_naming_file_and_key(cli_env: dict[str, str], tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[ollama]\ntimeout_s = "forever"\n', encoding="utf-8")
+    for args in (["--config", str(bad), "ask", "hi"], ["config", "check", "--config", str(bad)]):
+        result = run_cli(*args, env=cli_env)
+        assert result.returncode == 2
+        assert result.stdout == ""
+        assert str(bad) in result.stderr and "[ollama] timeout_s: found 'forever'" in result.stderr
+        assert "Traceback" not in result.stderr
+
+
+def test_config_check_prints_effective_settings_with_env_override(cli_env: dict[str, str]) -> None:
+    env = cli_env | {"HOMEASSIST_OLLAMA__BASE_URL": "http://me:secret@127.0.0.1:5"}
+    result = run_cli("config", "check", "--json", env=env)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["file"] == env["HOMEASSIST_CONFIG"]
+    assert data["settings"]["ollama"]["base_url"] == "http://me:********@127.0.0.1:5"
+    assert data["settings"]["assistant"]["max_tool_rounds"] == 5
+    text = run_cli("config", "check", env=env)
+    assert "secret" not in text.stdout and "[ollama]" in text.stdout
+    assert "configuration OK" in text.stderr
+
+
+def test_env_override_with_bad_value_exits_2(cli_env: dict[str, str]) -> None:
+    result = run_cli("ask", "hi", env=cli_env | {"HOMEASSIST_LOGGING__FORMAT": "xml"})
+    assert result.returncode == 2
+    assert "environment variable HOMEASSIST_LOGGING__FORMAT" in result.stderr
+    assert "one of 'text', 'json'" in result.stderr
+
+
+def test_classify_plain_lines(cli_env: dict[str, str]) -> None:
+    result = run_cli(
+        "classify", env=cli_env, stdin="what time is it\nwho wrote hamlet\n\nset a timer for 5 minutes\n"
+    )
+    assert result.returncode == 0
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [line["kind"] for line in lines] == ["datetime", "general", "timer"]
+    assert all(set(line) == {"text", "kind", "confidence", "command"} for line in lines)
+    assert lines[0]["command"] == {"tool": "get_current_datetime", "args": {}}
+    assert lines[1]["command"] is None
+
+
+def test_classify_jsonl_with_home_and_a_bad_line(cli_env: dict[str, str]) -> None:
+    home = {
+        "devices": [{"name": "Porch Light", "area": "Porch", "type": "light"}],
+        "areas": ["Porch"],
+        "floors": [],
+    }
+    stdin = "\n".join(
+        [
+            json.dumps({"text": "turn off the porch light", "home": home}),
+            "not json",
+            json.dumps({"text": "hi"}),
+        ]
+    )
+    result = run_cli("classify", "--jsonl", env=cli_env, stdin=stdin + "\n")
+    assert result.returncode == 1
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(lines) == 3
+    assert lines[0]["kind"] == "device"
+    assert lines[0]["command"] == {"tool": "turn_off", "args": {"device": "Porch Light"}}
+    assert lines[1]["text"] is None and "not JSON" in lines[1]["error"]
+    assert lines[2]["kind"] == "general"
+    assert "line 2" in result.stderr
+
+
+def test_classify_handles_thousands_of_lines_in_one_process(cli_env: dict[str, str]) -> None:
+    stdin = "turn on the kitchen light\nwhat time is it\n" * 2500
+    result = run_cli("classify", env=cli_env, stdin=stdin)
+    assert result.returncode == 0
+    assert len(result.stdout.splitlines()) == 5000
+
+
+def test_tools_lists_every_tier(cli_env: dict[str, str]) -> None:
+    data = json.loads(run_cli("tools", "--json", env=cli_env).stdout)
+    assert set(data) == {"device", "datetime", "timer", "web", "general"}
+    assert data["datetime"]["available"] == ["get_current_datetime"]
+    assert data["general"] == {"available": [], "missing": []}
+    text = run_cli("tools", env=cli_env).stdout
+    assert "datetime  get_current_datetime" in text
+
+
+def test_run_answers_typed_requests_until_end_of_input(cli_env: dict[str, str]) -> None:
+    result = run_cli("run", env=cli_env, stdin="what time is it\n\nwhat day is it\n")
+    assert result.returncode == 0, result.stderr
+    answers = [line for line in result.stdout.splitlines() if line.startswith("homeassist> ")]
+    assert len(answers) == 2
+    assert answers[0].startswith("homeassist> It's ") and ("AM" in answers[0] or "PM" in answers[0])
+    assert "Console stopped" in result.stderr
+
+
+def test_version_and_usage_errors(cli_env: dict[str, str]) -> None:
+    assert run_cli("--version", env=cli_env).stdout.startswith("homeassist ")
+    usage = run_cli("frobnicate", env=cli_env)
+    assert usage.returncode == 2 and "invalid choice" in usage.stderr

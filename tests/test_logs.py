@@ -1,0 +1,65 @@
+"""Log formats: text for a terminal, JSON with structured fields, an optional file."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from homeassist.config.settings import LoggingSettings
+from homeassist.errors import ConfigError
+from homeassist.logs import setup_logging
+
+
+@pytest.fixture(autouse=True)
+def _restore_root() -> Iterator[None]:
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    for handler in list(root.handlers):
+        if handler not in handlers:
+            root.removeHandler(handler)
+            handler.close()
+    root.setLevel(level)
+
+
+def test_json_lines_carry_structured_fields(tmp_path: Path) -> None:
+    stream = io.StringIO()
+    log_file = tmp_path / "logs" / "homeassist.log"
+    setup_logging(LoggingSettings(format="json", file=str(log_file)), stream=stream)
+    logging.getLogger("homeassist.test").info(
+        "request %s done", "ab12", extra={"fields": {"request": {"id": "ab12"}}}
+    )
+    entry = json.loads(stream.getvalue().strip())
+    assert entry["msg"] == "request ab12 done"
+    assert entry["level"] == "INFO" and entry["logger"] == "homeassist.test"
+    assert entry["request"] == {"id": "ab12"}
+    assert json.loads(log_file.read_text(encoding="utf-8").strip())["msg"] == "request ab12 done"
+
+
+def test_text_format_and_level(tmp_path: Path) -> None:
+    stream = io.StringIO()
+    setup_logging(LoggingSettings(level="WARNING"), stream=stream)
+    logging.getLogger("homeassist.test").info("hidden")
+    logging.getLogger("homeassist.test").warning("shown %d", 1)
+    assert "hidden" not in stream.getvalue()
+    assert "WARNING homeassist.test: shown 1" in stream.getvalue()
+
+
+def test_setup_twice_does_not_duplicate_lines() -> None:
+    stream = io.StringIO()
+    setup_logging(LoggingSettings(), stream=stream)
+    setup_logging(LoggingSettings(), stream=stream)
+    logging.getLogger("homeassist.test").info("once")
+    assert stream.getvalue().count("once") == 1
+
+
+def test_unwritable_log_file_is_a_config_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"\[logging\] file: cannot open"):
+        setup_logging(LoggingSettings(file=str(blocker / "sub" / "log")), stream=io.StringIO())
