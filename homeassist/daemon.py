@@ -24,8 +24,10 @@ from homeassist.intent.classifier import IntentClassifier
 from homeassist.llm.base import ModelClient
 from homeassist.llm.unavailable import UnavailableModelClient
 from homeassist.tools.clock import make_datetime_tool
+from homeassist.tools.devices import make_device_tools
 from homeassist.tools.executor import ToolExecutor
 from homeassist.tools.manager import ToolManager
+from homeassist.zwave.service import ZWaveService
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -37,9 +39,12 @@ class Runtime:
     tools: ToolManager
     model: ModelClient
     assistant: Assistant
+    zwave: ZWaveService
 
     async def aclose(self) -> None:
+        """Stop in reverse order of start: the model client, then Z-Wave (and its simulator)."""
         await self.model.aclose()
+        await self.zwave.stop()
 
 
 def build_model_client(settings: Settings) -> ModelClient:
@@ -49,6 +54,9 @@ def build_model_client(settings: Settings) -> ModelClient:
 def build_runtime(settings: Settings) -> Runtime:
     executor = ToolExecutor(timeout_s=settings.tools.timeout_s, slow_ms=settings.tools.slow_ms)
     executor.register(make_datetime_tool(settings.assistant.timezone))
+    zwave = ZWaveService(settings)
+    for tool in make_device_tools(zwave.control):
+        executor.register(tool)
     tools = ToolManager(executor)
     model = build_model_client(settings)
     assistant = Assistant(
@@ -57,8 +65,11 @@ def build_runtime(settings: Settings) -> Runtime:
         tools=tools,
         model=model,
         prefer_local=settings.assistant.prefer_local,
+        devices=zwave,
     )
-    return Runtime(settings=settings, executor=executor, tools=tools, model=model, assistant=assistant)
+    return Runtime(
+        settings=settings, executor=executor, tools=tools, model=model, assistant=assistant, zwave=zwave
+    )
 
 
 async def run_console(runtime: Runtime, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
@@ -70,6 +81,8 @@ async def run_console(runtime: Runtime, stdin: TextIO | None = None, stdout: Tex
         print(f"homeassist {__version__}: type a request (Ctrl-D or 'quit' to stop).", file=stdout)
     _LOGGER.info("Console ready (model: %s)", runtime.model.description)
     lines = read_lines(stdin)
+    # Z-Wave (and the simulated home) comes up in the background: the console answers at once.
+    zwave_start = asyncio.create_task(runtime.zwave.start(), name="zwave-start")
     try:
         while True:
             if interactive:
@@ -85,6 +98,10 @@ async def run_console(runtime: Runtime, stdin: TextIO | None = None, stdout: Tex
             reply = await runtime.assistant.handle(text)
             print(f"homeassist> {reply.text}", file=stdout, flush=True)
     finally:
+        if not zwave_start.done():
+            zwave_start.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await zwave_start
         await runtime.aclose()
     _LOGGER.info("Console stopped")
     return 0

@@ -43,3 +43,27 @@ class ToolError(HomeassistError):
     """A tool could not do what it was asked; its message is what the model and the user see."""
 
     spoken = "That didn't work."
+
+
+class ZWaveError(HomeassistError):
+    """A Z-Wave request failed: no connection, an unknown device, a refused command."""
+
+    spoken = "I couldn't reach the Z-Wave network."
+
+
+class ZWaveUnavailableError(ZWaveError):
+    """The Z-Wave JS server is not connected (it is down, starting, or reconnecting)."""
+
+    spoken = "The Z-Wave network isn't available right now."
+
+
+class DeviceNotFoundError(ZWaveError):
+    """No device matches a name; the message lists what exists."""
+
+    spoken = "I don't know that device."
+
+
+class AmbiguousDeviceError(ZWaveError):
+    """Several devices match a name; the message lists the candidates."""
+
+    spoken = "More than one device matches that."

@@ -11,11 +11,10 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from homeassist.assistant.local import local_reply
-from homeassist.errors import HomeassistError, ModelError
+from homeassist.errors import HomeassistError, ModelError, ZWaveUnavailableError
 from homeassist.intent.classifier import IntentClassifier
 from homeassist.intent.home import Home
 from homeassist.llm.base import ModelClient, SentenceSink
@@ -25,7 +24,18 @@ from homeassist.tools.manager import ToolManager
 
 _LOGGER = logging.getLogger(__name__)
 
-HomeProvider = Callable[[], Home | None]
+#: Kinds of request that need the devices (and so may wait, bounded, for the Z-Wave connection).
+NEEDS_DEVICES = ("device", "timer")
+
+
+class DeviceBackend(Protocol):
+    """What the Assistant needs of the device layer: the home now (never waits), or to wait for it."""
+
+    def home(self) -> Home | dict[str, Any] | None: ...
+
+    async def ready(self) -> bool: ...
+
+    def unavailable_reason(self) -> str: ...
 
 
 class Assistant:
@@ -39,14 +49,14 @@ class Assistant:
         tools: ToolManager,
         model: ModelClient,
         prefer_local: bool = True,
-        home: HomeProvider | None = None,
+        devices: DeviceBackend | None = None,
     ) -> None:
         self.classifier = classifier
         self.executor = executor
         self.tools = tools
         self.model = model
         self.prefer_local = prefer_local
-        self._home = home or (lambda: None)
+        self.devices = devices
 
     async def handle(self, text: str, *, on_sentence: SentenceSink | None = None) -> Reply:
         request_id = uuid.uuid4().hex[:8]
@@ -54,8 +64,18 @@ class Assistant:
         timings: dict[str, float] = {}
         _LOGGER.debug("Request %s: %r", request_id, text)
 
-        intent = self.classifier.classify(text, self._home())
+        home = self.devices.home() if self.devices else None
+        intent = self.classifier.classify(text, home)
         timings["classify"] = _ms(start)
+        if self.devices is not None and home is None and intent.kind in NEEDS_DEVICES:
+            # Only device and timer requests wait for Z-Wave; "what time is it" never does.
+            stage = time.perf_counter()
+            devices_ready = await self.devices.ready()
+            timings["devices_wait"] = _ms(stage)
+            if devices_ready:
+                intent = self.classifier.classify(text, self.devices.home())
+            elif intent.kind == "device":
+                return self._finish_unavailable(text, intent, request_id, start, timings)
         tools = self.tools.tools_for(intent.kind)
         runnable = intent.command is not None and intent.command.tool in {t.name for t in tools}
 
@@ -99,6 +119,25 @@ class Assistant:
             actions=tuple(actions),
             recoveries=tuple(recoveries),
             error=error,
+            request_id=request_id,
+            timings_ms=timings,
+        )
+        log_summary(reply)
+        return reply
+
+    def _finish_unavailable(
+        self, text: str, intent: Intent, request_id: str, start: float, timings: dict[str, float]
+    ) -> Reply:
+        assert self.devices is not None
+        error = ZWaveUnavailableError(self.devices.unavailable_reason())
+        _LOGGER.warning("Request %s: Z-Wave unavailable: %s", request_id, error)
+        timings["total"] = _ms(start)
+        reply = Reply(
+            text=error.spoken,
+            request=text,
+            intent=intent,
+            path="local",
+            error=f"{type(error).__name__}: {error}",
             request_id=request_id,
             timings_ms=timings,
         )

@@ -140,6 +140,38 @@ class ToolsSettings(Section):
     slow_ms: int = setting(1000, "tool calls slower than this are logged as a warning", ge=0)
 
 
+class ZWaveSettings(Section):
+    url: str = setting(
+        "",
+        "Z-Wave JS server to use; empty means the built-in simulated home",
+        allowed="a ws:// or wss:// URL such as 'ws://127.0.0.1:3000', or '' for the simulated home",
+    )
+    sim_port: int = setting(
+        3000, "port of the simulated home's Z-Wave JS server (127.0.0.1 only)", ge=1, le=65535
+    )
+    allow_unlock: bool = setting(False, "allow unlocking doors by voice")
+    aliases: dict[str, list[str]] = setting(
+        {},
+        "other names for devices: device name -> list of names",
+        allowed='a table of device name = ["other name", ...]',
+    )
+    confirm_timeout_s: float = setting(
+        5.0,
+        "seconds to wait for a device to report its new state before saying 'not confirmed'",
+        gt=0,
+        le=120,
+    )
+
+    @field_validator("url")
+    @classmethod
+    def _ws_url(cls, value: str) -> str:
+        if value:
+            parts = urlsplit(value)
+            if parts.scheme not in ("ws", "wss") or not parts.hostname:
+                raise ValueError(f"not a ws:// URL: {value!r}")
+        return value
+
+
 class Settings(Section):
     """The whole configuration. Later parts add their sections here."""
 
@@ -148,3 +180,4 @@ class Settings(Section):
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     ollama: OllamaSettings = Field(default_factory=OllamaSettings)
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
+    zwave: ZWaveSettings = Field(default_factory=ZWaveSettings)

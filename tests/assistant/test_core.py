@@ -75,3 +75,21 @@ async def test_one_summary_line_per_request_without_the_request_text(
     assert f"request {reply.request_id} kind=datetime path=local tools=get_current_datetime:ok" in line
     assert "total=" in line
     assert "what time is it" not in caplog.text
+
+
+async def test_device_request_with_zwave_down_says_so_and_keeps_going(closed_url: str) -> None:
+    zwave_url = closed_url.replace("http://", "ws://")
+    runtime = runtime_for(closed_url, HOMEASSIST_ZWAVE__URL=zwave_url)
+    runtime.zwave.ready_timeout_s = 0.3
+    try:
+        reply = await runtime.assistant.handle("turn on the kitchen light")
+        assert reply.intent.kind == "device"
+        assert reply.text == "The Z-Wave network isn't available right now."
+        assert reply.error is not None and reply.error.startswith("ZWaveUnavailableError")
+        assert zwave_url in reply.error
+        assert reply.actions == ()
+        # Time questions never wait for Z-Wave.
+        later = await runtime.assistant.handle("what time is it")
+        assert later.path == "local" and "devices_wait" not in later.timings_ms
+    finally:
+        await runtime.aclose()

@@ -1,0 +1,351 @@
+"""Device operations on the live Z-Wave network, each confirmed by the device itself.
+
+A set is confirmed either by Supervision (the device reports it executed the command) or by polling
+the device's current value until it matches, within ``confirm_timeout_s``; a device that does not
+confirm in time (dead, removed, asleep) yields "sent but not confirmed". Every operation returns the
+sentence a person hears; failures raise :class:`ZWaveError` subclasses with that sentence as message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from zwave_js_server.const import SetValueStatus
+from zwave_js_server.exceptions import BaseZwaveJSServerError
+from zwave_js_server.model.node import Node
+from zwave_js_server.model.value import Value
+
+from homeassist.errors import ZWaveError, ZWaveUnavailableError
+from homeassist.zwave.connection import ZWaveConnection
+from homeassist.zwave.home import (
+    CC_BINARY_SENSOR,
+    CC_BINARY_SWITCH,
+    CC_DOOR_LOCK,
+    CC_MULTILEVEL_SENSOR,
+    CC_MULTILEVEL_SWITCH,
+    CC_NOTIFICATION,
+    CC_THERMOSTAT_MODE,
+    CC_THERMOSTAT_SETPOINT,
+    Device,
+    Home,
+    build_devices,
+)
+
+_LOGGER = logging.getLogger(__name__)
+
+LOCK_SECURED = 255
+LOCK_UNSECURED = 0
+SETPOINT_HEATING = 1
+_FAILED = {
+    SetValueStatus.NO_DEVICE_SUPPORT: "does not support that",
+    SetValueStatus.FAIL: "refused the command",
+    SetValueStatus.ENDPOINT_NOT_FOUND: "has no such endpoint",
+    SetValueStatus.NOT_IMPLEMENTED: "cannot be set that way",
+    SetValueStatus.INVALID_VALUE: "rejected the value",
+}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    device: Device
+    confirmed: bool
+    how: str  # "supervision", "report", or why not confirmed
+
+
+def find_value(node: Node, command_class: int, prop: str, key: int | str | None = None) -> Value | None:
+    """The value with this command class, property and key, on the lowest endpoint that has it."""
+    matches = [
+        v
+        for v in node.values.values()
+        if v.command_class == command_class and v.property_ == prop and (key is None or v.property_key == key)
+    ]
+    return min(matches, key=lambda v: v.endpoint or 0) if matches else None
+
+
+def to_zwave_level(percent: float) -> int:
+    """0-100 % to Z-Wave's 0-99."""
+    return max(0, min(99, round(percent * 99 / 100)))
+
+
+def to_percent(level: Any) -> int:
+    return round(float(level) * 100 / 99) if isinstance(level, int | float) else 0
+
+
+class HomeControl:
+    """Reads and sets devices through one ZWaveConnection."""
+
+    def __init__(
+        self,
+        connection: ZWaveConnection,
+        *,
+        aliases: Mapping[str, Sequence[str]] | None = None,
+        allow_unlock: bool = False,
+        confirm_timeout_s: float = 5.0,
+        temperature_unit: str = "C",
+    ) -> None:
+        self.connection = connection
+        self.aliases = dict(aliases or {})
+        self.allow_unlock = allow_unlock
+        self.confirm_timeout_s = confirm_timeout_s
+        self.temperature_unit = temperature_unit
+
+    def home(self) -> Home:
+        driver = self.connection.driver()
+        return Home(build_devices(driver.controller.nodes.values(), self.aliases))
+
+    def home_or_none(self) -> dict[str, Any] | None:
+        """The classifier's ``home`` when connected, else None (never waits)."""
+        try:
+            return self.home().to_home()
+        except ZWaveUnavailableError:
+            return None
+
+    # --- reading ----------------------------------------------------------------------------------
+
+    async def list_devices(self, area: str | None = None) -> str:
+        home = self.home()
+        devices = home.in_area(area) if area else home.devices
+        if not devices:
+            return f"There are no devices in {area}." if area else "There are no devices."
+        return "\n".join(f"{d.name} ({d.type}, {d.area or 'no area'}): {self.state_text(d)}" for d in devices)
+
+    async def get_device_state(self, device: str) -> str:
+        devices = self.home().resolve(device)
+        return "\n".join(f"{d.name}: {self.state_text(d)}." for d in devices)
+
+    def state_text(self, device: Device) -> str:
+        node: Node = device.node
+        parts = []
+        if (v := find_value(node, CC_DOOR_LOCK, "currentMode")) is not None:
+            parts.append("locked" if v.value == LOCK_SECURED else "unlocked")
+        if (v := find_value(node, CC_BINARY_SWITCH, "currentValue")) is not None:
+            parts.append("on" if v.value else "off")
+        if (v := find_value(node, CC_MULTILEVEL_SWITCH, "currentValue")) is not None:
+            level = to_percent(v.value)
+            if device.type == "cover":
+                parts.append("closed" if level == 0 else "open" if level >= 99 else f"{level}% open")
+            else:
+                parts.append(f"on at {level}%" if level else "off")
+        if (v := find_value(node, CC_THERMOSTAT_MODE, "mode")) is not None:
+            states = v.metadata.states or {}
+            parts.append(f"mode {str(states.get(str(v.value), v.value)).lower()}")
+        if (v := find_value(node, CC_THERMOSTAT_SETPOINT, "setpoint", SETPOINT_HEATING)) is not None:
+            parts.append(f"heating set to {self._temperature(v)}")
+        for label in ("Air temperature", "Humidity"):
+            if (v := find_value(node, CC_MULTILEVEL_SENSOR, label)) is not None and v.value is not None:
+                reading = self._temperature(v) if label == "Air temperature" else f"{v.value:g}%"
+                parts.append(f"{label.lower()} {reading}")
+        motion = find_value(node, CC_NOTIFICATION, "Home Security", "Motion sensor status")
+        if motion is None:
+            motion = find_value(node, CC_BINARY_SENSOR, "Motion") or find_value(node, CC_BINARY_SENSOR, "Any")
+        if motion is not None:
+            parts.append("motion detected" if motion.value not in (0, False, None) else "no motion")
+        if node.status.name in ("DEAD", "ASLEEP"):
+            parts.append(node.status.name.lower())
+        return ", ".join(parts) or "no readable state"
+
+    def _temperature(self, value: Value) -> str:
+        reading = value.value
+        if not isinstance(reading, int | float):
+            return "unknown"
+        unit = "F" if "F" in (value.metadata.unit or "°C") else "C"
+        if unit != self.temperature_unit:
+            reading = reading * 9 / 5 + 32 if unit == "C" else (reading - 32) * 5 / 9
+        return f"{reading:.1f}°{self.temperature_unit}".replace(".0°", "°")
+
+    # --- setting ----------------------------------------------------------------------------------
+
+    async def turn(self, device: str, on: bool) -> str:
+        targets = self.home().resolve(device)
+        switchable = [d for d in targets if d.type in ("light", "switch", "cover")]
+        if not switchable:
+            names = ", ".join(d.name for d in targets)
+            hint = " Use set_lock for locks." if any(d.type == "lock" for d in targets) else ""
+            raise ZWaveError(f"{names} can't be turned {'on' if on else 'off'}.{hint}")
+        outcomes = [await self._switch(d, on) for d in switchable]
+        return self._report(outcomes, "on" if on else "off")
+
+    async def set_level(self, device: str, percent: float) -> str:
+        if not 0 <= percent <= 100:
+            raise ZWaveError(f"A level must be between 0 and 100 percent, not {percent:g}.")
+        targets = [d for d in self.home().resolve(device) if d.type in ("light", "cover")]
+        outcomes = []
+        for target in targets:
+            value = find_value(target.node, CC_MULTILEVEL_SWITCH, "targetValue")
+            if value is None:
+                continue
+            level = to_zwave_level(percent)
+            outcomes.append(await self._set(target, value, level, "currentValue", equals(level)))
+        if not outcomes:
+            raise ZWaveError(f"{device} can't be set to a level; only dimmers and blinds can.")
+        return self._report(outcomes, f"at {round(percent)}%")
+
+    async def set_temperature(self, device: str, degrees: float) -> str:
+        targets = [d for d in self.home().resolve(device) if d.type == "climate"]
+        if not targets:
+            raise ZWaveError(f"{device} is not a thermostat.")
+        outcomes = []
+        for target in targets:
+            value = find_value(target.node, CC_THERMOSTAT_SETPOINT, "setpoint", SETPOINT_HEATING)
+            if value is None:
+                raise ZWaveError(f"{target.name} has no heating setpoint.")
+            device_unit = "F" if "F" in (value.metadata.unit or "°C") else "C"
+            wanted = degrees
+            if device_unit != self.temperature_unit:
+                wanted = degrees * 9 / 5 + 32 if device_unit == "F" else (degrees - 32) * 5 / 9
+            wanted = round(wanted * 2) / 2
+            low, high = value.metadata.min, value.metadata.max
+            if (low is not None and wanted < low) or (high is not None and wanted > high):
+                raise ZWaveError(f"{target.name} accepts {low:g} to {high:g} degrees {device_unit}.")
+            outcomes.append(
+                await self._set(
+                    target,
+                    value,
+                    wanted,
+                    "setpoint",
+                    close_to(wanted),
+                    key=SETPOINT_HEATING,
+                )
+            )
+        return self._report(outcomes, f"set to {degrees:g}°{self.temperature_unit}")
+
+    async def set_lock(self, device: str, locked: bool) -> str:
+        targets = [d for d in self.home().resolve(device) if d.type == "lock"]
+        if not targets:
+            raise ZWaveError(f"{device} is not a lock.")
+        if not locked and not self.allow_unlock:
+            raise ZWaveError(
+                "Unlocking by voice is turned off for safety; set [zwave] allow_unlock = true to allow it."
+            )
+        mode = LOCK_SECURED if locked else LOCK_UNSECURED
+        outcomes = []
+        for target in targets:
+            value = find_value(target.node, CC_DOOR_LOCK, "targetMode")
+            if value is None:
+                raise ZWaveError(f"{target.name} cannot be locked remotely.")
+            outcomes.append(await self._set(target, value, mode, "currentMode", equals(mode)))
+        return self._report(outcomes, "locked" if locked else "unlocked")
+
+    async def _switch(self, device: Device, on: bool) -> Outcome:
+        node: Node = device.node
+        binary = find_value(node, CC_BINARY_SWITCH, "targetValue")
+        if binary is not None:
+            return await self._set(device, binary, on, "currentValue", lambda v: bool(v) == on)
+        level = find_value(node, CC_MULTILEVEL_SWITCH, "targetValue")
+        if level is None:
+            raise ZWaveError(f"{device.name} can't be switched.")
+        target = (99 if device.type == "cover" else 255) if on else 0
+        return await self._set(
+            device, level, target, "currentValue", lambda v: (v or 0) > 0 if on else v == 0
+        )
+
+    async def _set(
+        self,
+        device: Device,
+        value: Value,
+        new_value: Any,
+        report_property: str,
+        matches: Callable[[Any], bool],
+        *,
+        key: int | str | None = None,
+    ) -> Outcome:
+        node: Node = device.node
+        try:
+            result = await asyncio.wait_for(
+                node.async_set_value(value, new_value, wait_for_result=True), self.confirm_timeout_s
+            )
+        except TimeoutError:
+            return Outcome(device, False, "no answer from the device")
+        except asyncio.CancelledError:
+            _reraise_if_cancelled()
+            raise ZWaveUnavailableError(
+                f"the connection to Z-Wave JS dropped while setting {device.name}"
+            ) from None
+        except BaseZwaveJSServerError as err:
+            raise ZWaveError(f"{device.name}: Z-Wave JS refused the command ({err})") from err
+        status = result.status if result is not None else None
+        if status in _FAILED:
+            raise ZWaveError(f"{device.name} {_FAILED[status]}.")
+        if status == SetValueStatus.SUCCESS:
+            return Outcome(device, True, "supervision")
+        report = find_value(node, value.command_class, report_property, key)
+        if report is None:
+            return Outcome(device, False, "it has no value to confirm with")
+        return await self._confirm_by_poll(device, report, matches)
+
+    async def _confirm_by_poll(
+        self, device: Device, report: Value, matches: Callable[[Any], bool]
+    ) -> Outcome:
+        node: Node = device.node
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.confirm_timeout_s
+        last: Any = None
+        while (remaining := deadline - loop.time()) > 0:
+            try:
+                response = await asyncio.wait_for(
+                    node.async_send_command(
+                        "poll_value", valueId=_value_id(report), require_schema=1, wait_for_result=True
+                    ),
+                    remaining,
+                )
+            except TimeoutError:
+                break
+            except asyncio.CancelledError:
+                _reraise_if_cancelled()
+                raise ZWaveUnavailableError(
+                    f"the connection dropped while confirming {device.name}"
+                ) from None
+            except BaseZwaveJSServerError as err:
+                _LOGGER.debug("Polling %s failed: %s", device.name, err)
+                await asyncio.sleep(min(0.2, max(0.0, deadline - loop.time())))
+                continue
+            last = (response or {}).get("value")
+            if matches(last):
+                return Outcome(device, True, "report")
+            await asyncio.sleep(min(0.1, max(0.0, deadline - loop.time())))
+        return Outcome(
+            device, False, "it did not report the new state" if last is None else f"it still reports {last!r}"
+        )
+
+    @staticmethod
+    def _report(outcomes: Sequence[Outcome], state: str) -> str:
+        done = [o.device.name for o in outcomes if o.confirmed]
+        pending = [o for o in outcomes if not o.confirmed]
+        sentences = []
+        if done:
+            sentences.append(f"{_join(done)} {'is' if len(done) == 1 else 'are'} now {state}.")
+        for outcome in pending:
+            sentences.append(f"Sent {outcome.device.name} {state}, but not confirmed: {outcome.how}.")
+        return " ".join(sentences)
+
+
+def equals(expected: Any) -> Callable[[Any], bool]:
+    return lambda reported: bool(reported == expected)
+
+
+def close_to(expected: float) -> Callable[[Any], bool]:
+    return lambda reported: isinstance(reported, int | float) and abs(reported - expected) < 0.05
+
+
+def _join(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _value_id(value: Value) -> dict[str, Any]:
+    data: dict[str, Any] = {"commandClass": value.command_class, "property": value.property_}
+    if value.endpoint is not None:
+        data["endpoint"] = value.endpoint
+    if value.property_key is not None:
+        data["propertyKey"] = value.property_key
+    return data
+
+
+def _reraise_if_cancelled() -> None:
+    """Re-raise when our own task is being cancelled; otherwise the client cancelled a pending command."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError

@@ -1,0 +1,81 @@
+"""The Z-Wave part as one unit: the simulated home (when ``[zwave] url`` is empty), the supervised
+connection, and HomeControl. Started by the daemon at start-up, or lazily by a one-shot ``ask`` the
+first time a device or timer request needs it; stopped in reverse order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any
+
+from homeassist.config.settings import Settings
+from homeassist.errors import ZWaveError
+from homeassist.zwave.connection import ZWaveConnection
+from homeassist.zwave.control import HomeControl
+from homeassist.zwave.sim import DEFAULT_HOME, SimulatedHome
+
+_LOGGER = logging.getLogger(__name__)
+
+READY_TIMEOUT_S = 10.0
+
+
+class ZWaveService:
+    def __init__(self, settings: Settings, *, home_file: Path = DEFAULT_HOME) -> None:
+        zwave = settings.zwave
+        self.simulated = not zwave.url
+        self.sim = SimulatedHome(zwave.sim_port, home_file) if self.simulated else None
+        url = zwave.url or (self.sim.url if self.sim else "")
+        self.connection = ZWaveConnection(url)
+        self.control = HomeControl(
+            self.connection,
+            aliases=zwave.aliases,
+            allow_unlock=zwave.allow_unlock,
+            confirm_timeout_s=zwave.confirm_timeout_s,
+            temperature_unit=settings.assistant.temperature_unit,
+        )
+        self._start_lock = asyncio.Lock()
+        self._started = False
+        self.start_error: str = ""
+        self.ready_timeout_s = READY_TIMEOUT_S
+
+    async def start(self) -> None:
+        """Start the simulator (if any) and the connection. A failed simulator start is logged, not fatal."""
+        async with self._start_lock:
+            if self._started:
+                return
+            self._started = True
+            if self.sim is not None:
+                try:
+                    await self.sim.start()
+                except ZWaveError as err:
+                    self.start_error = str(err)
+                    _LOGGER.error("The simulated Z-Wave home did not start: %s", err)
+                    return
+            self.connection.start()
+
+    async def ready(self) -> bool:
+        """Start if needed and wait (bounded by ``ready_timeout_s``) for the connection. Never raises."""
+        await self.start()
+        if self.start_error:
+            return False
+        return await self.connection.wait_connected(self.ready_timeout_s)
+
+    def unavailable_reason(self) -> str:
+        """Why devices cannot be reached, with what to do about it (for the log)."""
+        if self.start_error:
+            fix = "run scripts/setup, or set [zwave] url"
+            return f"the simulated home did not start ({self.start_error}); {fix}"
+        detail = f": {self.connection.last_error}" if self.connection.last_error else ""
+        fix = "it may still be starting" if self.simulated else "check that zwave-js-server runs there"
+        return f"not connected to Z-Wave JS at {self.connection.url}{detail}; {fix}"
+
+    def home(self) -> dict[str, Any] | None:
+        return self.control.home_or_none()
+
+    async def stop(self) -> None:
+        await self.connection.stop()
+        if self.sim is not None:
+            await self.sim.stop()
+        self._started = False
