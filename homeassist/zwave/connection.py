@@ -83,7 +83,13 @@ class ZWaveConnection:
                 failures = 0
             except asyncio.CancelledError:
                 raise
-            except (BaseZwaveJSServerError, aiohttp.ClientError, OSError, TimeoutError) as err:
+            except (
+                BaseZwaveJSServerError,
+                ZWaveUnavailableError,
+                aiohttp.ClientError,
+                OSError,
+                TimeoutError,
+            ) as err:
                 self.last_error = str(err) or type(err).__name__
                 log = _LOGGER.warning if failures == 0 else _LOGGER.debug
                 log("Z-Wave JS at %s unavailable: %s; retrying", self.url, self.last_error)
