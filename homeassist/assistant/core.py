@@ -64,6 +64,7 @@ class Assistant:
         timings: dict[str, float] = {}
         _LOGGER.debug("Request %s: %r", request_id, text)
 
+        unavailable: ZWaveUnavailableError | None = None
         home = self.devices.home() if self.devices else None
         intent = self.classifier.classify(text, home)
         timings["classify"] = _ms(start)
@@ -75,7 +76,7 @@ class Assistant:
             if devices_ready:
                 intent = self.classifier.classify(text, self.devices.home())
             elif intent.kind == "device":
-                return self._finish_unavailable(text, intent, request_id, start, timings)
+                unavailable = ZWaveUnavailableError(self.devices.unavailable_reason())
         tools = self.tools.tools_for(intent.kind)
         runnable = intent.command is not None and intent.command.tool in {t.name for t in tools}
 
@@ -83,7 +84,12 @@ class Assistant:
         recoveries: list[str] = []
         error: str | None = None
         path: Path
-        if runnable and self.prefer_local:
+        if unavailable is not None:
+            path = "local"
+            error = f"{type(unavailable).__name__}: {unavailable}"
+            _LOGGER.warning("Request %s: Z-Wave unavailable: %s", request_id, unavailable)
+            reply_text = unavailable.spoken
+        elif runnable and self.prefer_local:
             path = "local"
             reply_text = await self._run_local(text, intent, actions, timings)
         else:
@@ -119,25 +125,6 @@ class Assistant:
             actions=tuple(actions),
             recoveries=tuple(recoveries),
             error=error,
-            request_id=request_id,
-            timings_ms=timings,
-        )
-        log_summary(reply)
-        return reply
-
-    def _finish_unavailable(
-        self, text: str, intent: Intent, request_id: str, start: float, timings: dict[str, float]
-    ) -> Reply:
-        assert self.devices is not None
-        error = ZWaveUnavailableError(self.devices.unavailable_reason())
-        _LOGGER.warning("Request %s: Z-Wave unavailable: %s", request_id, error)
-        timings["total"] = _ms(start)
-        reply = Reply(
-            text=error.spoken,
-            request=text,
-            intent=intent,
-            path="local",
-            error=f"{type(error).__name__}: {error}",
             request_id=request_id,
             timings_ms=timings,
         )

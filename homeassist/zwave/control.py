@@ -66,6 +66,17 @@ def find_value(node: Node, command_class: int, prop: str, key: int | str | None 
     return min(matches, key=lambda v: v.endpoint or 0) if matches else None
 
 
+def value_unit(value: Value) -> str:
+    """'C' or 'F', from a temperature value's metadata (Celsius when it says nothing)."""
+    return "F" if "F" in (value.metadata.unit or "°C") else "C"
+
+
+def convert_temperature(degrees: float, from_unit: str, to_unit: str) -> float:
+    if from_unit == to_unit:
+        return degrees
+    return degrees * 9 / 5 + 32 if to_unit == "F" else (degrees - 32) * 5 / 9
+
+
 def to_zwave_level(percent: float) -> int:
     """0-100 % to Z-Wave's 0-99."""
     return max(0, min(99, round(percent * 99 / 100)))
@@ -152,9 +163,7 @@ class HomeControl:
         reading = value.value
         if not isinstance(reading, int | float):
             return "unknown"
-        unit = "F" if "F" in (value.metadata.unit or "°C") else "C"
-        if unit != self.temperature_unit:
-            reading = reading * 9 / 5 + 32 if unit == "C" else (reading - 32) * 5 / 9
+        reading = convert_temperature(reading, value_unit(value), self.temperature_unit)
         return f"{reading:.1f}°{self.temperature_unit}".replace(".0°", "°")
 
     # --- setting ----------------------------------------------------------------------------------
@@ -193,11 +202,8 @@ class HomeControl:
             value = find_value(target.node, CC_THERMOSTAT_SETPOINT, "setpoint", SETPOINT_HEATING)
             if value is None:
                 raise ZWaveError(f"{target.name} has no heating setpoint.")
-            device_unit = "F" if "F" in (value.metadata.unit or "°C") else "C"
-            wanted = degrees
-            if device_unit != self.temperature_unit:
-                wanted = degrees * 9 / 5 + 32 if device_unit == "F" else (degrees - 32) * 5 / 9
-            wanted = round(wanted * 2) / 2
+            device_unit = value_unit(value)
+            wanted = round(convert_temperature(degrees, self.temperature_unit, device_unit) * 2) / 2
             low, high = value.metadata.min, value.metadata.max
             if (low is not None and wanted < low) or (high is not None and wanted > high):
                 raise ZWaveError(f"{target.name} accepts {low:g} to {high:g} degrees {device_unit}.")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from zwave_js_server.model.node import Node
@@ -91,15 +92,15 @@ class Device:
     aliases: tuple[str, ...] = ()
     node: Any = field(default=None, compare=False, repr=False)
 
-    @property
+    @cached_property
     def name_words(self) -> frozenset[str]:
         return frozenset(words(self.name))
 
-    @property
+    @cached_property
     def alias_words(self) -> list[frozenset[str]]:
         return [frozenset(words(a)) for a in self.aliases]
 
-    @property
+    @cached_property
     def area_words(self) -> frozenset[str]:
         return frozenset(words(self.area))
 
