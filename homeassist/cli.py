@@ -10,8 +10,10 @@ import argparse
 import asyncio
 import json
 import logging
+import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, TextIO
 
 from homeassist import __version__
@@ -21,12 +23,19 @@ from homeassist.daemon import build_runtime, run_console
 from homeassist.errors import ConfigError, HomeassistError
 from homeassist.intent.classifier import IntentClassifier
 from homeassist.logs import setup_logging
+from homeassist.zwave.service import ZWaveService
+from homeassist.zwave.sim import DEFAULT_HOME, SimulatedHome
 
 _LOGGER = logging.getLogger(__name__)
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
+
+SIM_NOT_KEPT = (
+    "note: the simulated home was started for this command only, so its state is not kept; "
+    "run `homeassist zwave-sim` or `homeassist run` alongside to keep it."
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -71,6 +80,17 @@ def build_parser() -> argparse.ArgumentParser:
         "check", parents=[common], help="validate the configuration and print the effective settings"
     )
     check.add_argument("--json", action="store_true", help="print JSON instead of TOML")
+
+    devices = commands.add_parser(
+        "devices", parents=[common], help="show the Z-Wave devices: name, area, type and current state"
+    )
+    devices.add_argument("--json", action="store_true", help="print JSON")
+
+    sim = commands.add_parser(
+        "zwave-sim", parents=[common], help="run the simulated Z-Wave home in the foreground"
+    )
+    sim.add_argument("--port", type=int, help="TCP port on 127.0.0.1 (default: [zwave] sim_port)")
+    sim.add_argument("--home", metavar="FILE", type=Path, default=DEFAULT_HOME, help="the home file")
 
     commands.add_parser(
         "run", parents=[common], help="run the assistant (for now: a console for typed requests)"
@@ -129,6 +149,10 @@ def _dispatch(args: argparse.Namespace, loaded: LoadedConfig) -> int:
             sys.stdout.write(render_toml(loaded))
         print("configuration OK", file=sys.stderr)
         return EXIT_OK
+    if args.command == "devices":
+        return asyncio.run(_devices(loaded, as_json=args.json))
+    if args.command == "zwave-sim":
+        return asyncio.run(_zwave_sim(loaded, args.port, args.home))
     if args.command == "run":
         return asyncio.run(_run(loaded))
     raise AssertionError(f"unhandled command {args.command!r}")
@@ -138,6 +162,8 @@ async def _ask(text: str, loaded: LoadedConfig, *, as_json: bool) -> int:
     runtime = build_runtime(loaded.settings)
     try:
         reply = await runtime.assistant.handle(text)
+        if runtime.zwave.owns_sim:
+            print(SIM_NOT_KEPT, file=sys.stderr)
     finally:
         await runtime.aclose()
     if as_json:
@@ -150,6 +176,73 @@ async def _ask(text: str, loaded: LoadedConfig, *, as_json: bool) -> int:
 async def _run(loaded: LoadedConfig) -> int:
     runtime = build_runtime(loaded.settings)
     return await run_console(runtime)
+
+
+async def _devices(loaded: LoadedConfig, *, as_json: bool) -> int:
+    service = ZWaveService(loaded.settings)
+    try:
+        if not await service.ready():
+            print(f"homeassist: Z-Wave is unavailable: {service.unavailable_reason()}", file=sys.stderr)
+            return EXIT_FAILURE
+        control = service.control
+        rows = [
+            {
+                "name": d.name,
+                "area": d.area,
+                "type": d.type,
+                "state": control.state_text(d),
+                "node": d.node_id,
+            }
+            for d in control.home().devices
+        ]
+        if service.owns_sim:
+            print(SIM_NOT_KEPT, file=sys.stderr)
+    finally:
+        await service.stop()
+    if as_json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+    else:
+        print(format_table(rows, ["name", "area", "type", "state"]))
+    return EXIT_OK
+
+
+def format_table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
+    """A plain text table with a header, columns as wide as their widest cell."""
+    cells = [[str(row.get(c) or "-") for c in columns] for row in rows]
+    widths = [max([len(c), *(len(r[i]) for r in cells)]) for i, c in enumerate(columns)]
+    lines = [[c.capitalize() for c in columns], ["-" * w for w in widths], *cells]
+    return "\n".join(
+        "  ".join(v.ljust(w) for v, w in zip(line, widths, strict=True)).rstrip() for line in lines
+    )
+
+
+async def _zwave_sim(loaded: LoadedConfig, port: int | None, home: Path) -> int:
+    """The simulated home in the foreground until Ctrl-C or SIGTERM."""
+    sim = SimulatedHome(port or loaded.settings.zwave.sim_port, home)
+    url = await sim.start()
+    print(f"Simulated Z-Wave home at {url} (Ctrl-C to stop).", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    exited = asyncio.create_task(sim.wait())
+    stopping = asyncio.create_task(stop.wait())
+    try:
+        await asyncio.wait({exited, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopping.cancel()
+        if exited.done():
+            status = exited.result()
+        else:
+            exited.cancel()
+            await sim.stop()
+            status = 0
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+    if status:
+        print(f"homeassist: the simulated home exited with status {status}", file=sys.stderr)
+        return EXIT_FAILURE
+    return EXIT_OK
 
 
 def _tools(loaded: LoadedConfig, *, as_json: bool) -> int:

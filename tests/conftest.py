@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
+import select
+import shutil
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -55,6 +59,8 @@ def cli_env(tmp_path: Path) -> dict[str, str]:
         HOME=str(tmp_path / "home"),
         HOMEASSIST_CONFIG=str(config),
         HOMEASSIST_PATHS__STATE_DIR=str(tmp_path / "state"),
+        # Never the default port 3000: a daemon may be using it, and tests run in parallel sessions.
+        HOMEASSIST_ZWAVE__SIM_PORT=str(free_port()),
     )
     return env
 
@@ -73,3 +79,88 @@ def run_cli(
         cwd=REPO,
         check=False,
     )
+
+
+# --- the simulated Z-Wave home, once per session ---------------------------------------------------
+
+SIM_LAUNCHER = REPO / "zwave-sim" / "sim.mjs"
+DEFAULT_HOME = REPO / "config" / "home.json"
+#: A node that ACKs every Set but never acts on it (the "sent but not confirmed" case).
+NEVER_CONFIRMS = {
+    "id": 11,
+    "name": "Garage Light",
+    "location": "Garage",
+    "kind": "binary_switch",
+    "confirm": False,
+    "initial": {"on": False},
+}
+
+
+def write_test_home(directory: Path) -> Path:
+    """The shipped home plus a node that never confirms."""
+    home = json.loads(DEFAULT_HOME.read_text(encoding="utf-8"))
+    home["nodes"].append(NEVER_CONFIRMS)
+    path = directory / "home.json"
+    path.write_text(json.dumps(home), encoding="utf-8")
+    return path
+
+
+class SimProcess:
+    """``node zwave-sim/sim.mjs`` as a child process on a free port; ``start`` waits for READY."""
+
+    def __init__(self, home: Path, log: Path) -> None:
+        self.home = home
+        self.log = log
+        self.port = free_port()
+        self.url = f"ws://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen[str] | None = None
+
+    def start(self, timeout: float = 60.0) -> str:
+        node = shutil.which("node")
+        if node is None or not (REPO / "zwave-sim" / "node_modules" / "zwave-js").is_dir():
+            pytest.fail("the simulated home is not installed: run scripts/setup")
+        with self.log.open("a", encoding="utf-8") as stderr:
+            self.process = subprocess.Popen(
+                [node, str(SIM_LAUNCHER), "--port", str(self.port), "--home", str(self.home)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                text=True,
+            )
+        assert self.process.stdout is not None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([self.process.stdout], [], [], 0.5)
+            if ready:
+                line = self.process.stdout.readline()
+                if line.startswith("READY "):
+                    return self.url
+                if not line:
+                    break
+        self.stop()
+        pytest.fail(f"the simulated home did not start: {self.log.read_text(encoding='utf-8')[-2000:]}")
+
+    def stop(self) -> None:
+        process, self.process = self.process, None
+        if process is not None and process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        if process is not None and process.stdout is not None:
+            process.stdout.close()
+
+
+@pytest.fixture(scope="session")
+def sim_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_test_home(tmp_path_factory.mktemp("sim-home"))
+
+
+@pytest.fixture(scope="session")
+def sim_url(sim_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One simulated home for the whole session (tests set the state they assert on)."""
+    sim = SimProcess(sim_home, tmp_path_factory.mktemp("sim-log") / "sim.log")
+    yield sim.start()
+    sim.stop()

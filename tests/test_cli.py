@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import signal
+import subprocess
+import sys
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from tests.conftest import free_port, run_cli
+from tests.conftest import REPO, free_port, run_cli
+from tests.zwave.conftest import (
+    BEDROOM_BLINDS,
+    FRONT_DOOR,
+    KITCHEN_LIGHT,
+    LEVEL,
+    LIVING_ROOM_LAMP,
+    LOCK,
+    SWITCH,
+    Observer,
+)
 
 
 def test_ask_time_json(cli_env: dict[str, str]) -> None:
@@ -146,3 +161,118 @@ def test_version_and_usage_errors(cli_env: dict[str, str]) -> None:
     assert run_cli("--version", env=cli_env).stdout.startswith("homeassist ")
     usage = run_cli("frobnicate", env=cli_env)
     assert usage.returncode == 2 and "invalid choice" in usage.stderr
+
+
+# --- Z-Wave commands against the simulated home ------------------------------------------------------
+
+
+def test_ask_changes_the_simulated_devices_seen_by_another_client(
+    cli_env: dict[str, str], sim_url: str
+) -> None:
+    env = cli_env | {"HOMEASSIST_ZWAVE__URL": sim_url}
+    replies = {
+        text: run_cli("ask", text, env=env)
+        for text in (
+            "turn on the kitchen light",
+            "set the living room lamp to 40 percent",
+            "close the bedroom blinds",
+            "lock the front door",
+            "unlock the front door",
+        )
+    }
+    for text, result in replies.items():
+        assert result.returncode == 0, (text, result.stderr)
+        assert "path=local" in result.stderr, (text, result.stderr)
+        assert "Traceback" not in result.stderr
+    assert replies["turn on the kitchen light"].stdout == "Kitchen Light is now on.\n"
+    assert replies["set the living room lamp to 40 percent"].stdout == "Living Room Lamp is now at 40%.\n"
+    assert replies["close the bedroom blinds"].stdout == "Bedroom Blinds is now off.\n"
+    assert replies["lock the front door"].stdout == "Front Door is now locked.\n"
+    assert replies["unlock the front door"].stdout.startswith("Unlocking by voice is turned off for safety")
+
+    async def observed() -> list[object]:
+        async with Observer(sim_url) as watcher:
+            return [
+                await watcher.read(KITCHEN_LIGHT, SWITCH, "currentValue"),
+                await watcher.read(LIVING_ROOM_LAMP, LEVEL, "currentValue"),
+                await watcher.read(BEDROOM_BLINDS, LEVEL, "currentValue"),
+                await watcher.read(FRONT_DOOR, LOCK, "currentMode"),
+            ]
+
+    assert asyncio.run(observed()) == [True, 40, 0, 255]
+    run_cli("ask", "turn off the kitchen light", env=env)
+
+
+def test_devices_prints_the_home_as_a_table(cli_env: dict[str, str], sim_url: str) -> None:
+    env = cli_env | {"HOMEASSIST_ZWAVE__URL": sim_url}
+    result = run_cli("devices", env=env)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["Name", "Area", "Type", "State"]
+    rows = {line.split("  ")[0]: line for line in lines[2:]}
+    assert len(rows) == 10
+    assert "Hallway" in rows["Hallway Thermostat"] and "climate" in rows["Hallway Thermostat"]
+    assert "heating set to" in rows["Hallway Thermostat"]
+    assert "humidity 45%" in rows["Living Room Sensor"]
+    as_json = json.loads(run_cli("devices", "--json", env=env).stdout)
+    front = next(d for d in as_json if d["name"] == "Front Door")
+    assert (front["area"], front["type"], front["node"]) == ("Entrance", "lock", FRONT_DOOR)
+
+
+def test_devices_with_zwave_down_exits_1_naming_the_url(cli_env: dict[str, str]) -> None:
+    url = f"ws://127.0.0.1:{free_port()}"
+    env = cli_env | {"HOMEASSIST_ZWAVE__URL": url}
+    started = time.monotonic()
+    result = run_cli("devices", env=env)
+    assert result.returncode == 1
+    assert f"Z-Wave is unavailable: not connected to Z-Wave JS at {url}" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert time.monotonic() - started < 30  # bounded by the ready timeout, never hangs
+
+
+def test_one_shot_ask_starts_the_simulated_home_and_says_its_state_is_not_kept(
+    cli_env: dict[str, str],
+) -> None:
+    result = run_cli("ask", "turn on the porch light", env=cli_env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Porch Light is now on.\n"
+    assert "its state is not kept" in result.stderr
+    time_only = run_cli("ask", "what time is it", env=cli_env)
+    assert "Simulated home" not in time_only.stderr and "not kept" not in time_only.stderr
+
+
+def test_ask_shares_a_simulated_home_that_already_runs(cli_env: dict[str, str], sim_url: str) -> None:
+    env = cli_env | {"HOMEASSIST_ZWAVE__SIM_PORT": sim_url.rsplit(":", 1)[1]}
+    result = run_cli("ask", "is the front door locked", env=env)
+    assert result.returncode == 0, result.stderr
+    assert "Using the simulated home already running" in result.stderr
+    assert "not kept" not in result.stderr
+    assert result.stdout.startswith("Front Door: ")
+
+
+def test_zwave_sim_runs_in_the_foreground_until_terminated(cli_env: dict[str, str]) -> None:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "homeassist", "zwave-sim", "--port", str(port)],
+        env=cli_env,
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert line == f"Simulated Z-Wave home at ws://127.0.0.1:{port} (Ctrl-C to stop).\n"
+
+        async def names() -> str:
+            async with Observer(f"ws://127.0.0.1:{port}") as watcher:
+                return str(watcher.node(FRONT_DOOR).name)
+
+        assert asyncio.run(names()) == "Front Door"
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(15) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

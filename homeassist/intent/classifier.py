@@ -46,6 +46,7 @@ _STATE_QUESTION = re.compile(
     r"^(is|are|was|were|what'?s|what is|what are|how|tell me if|check)\b|\b(left|still) (on|off|open)\b"
 )
 _PERCENT = re.compile(r"\b(\d{1,3})\s*(%|percent|per cent)")
+_DEGREES = re.compile(r"\b(\d{1,3}(?:\.\d)?)\s*(°|degrees?)?(?: (celsius|fahrenheit|c|f))?$")
 
 
 def normalize_text(text: str) -> str:
@@ -103,6 +104,13 @@ def _device_command(norm: str, named: list[NamedDevice]) -> Command | None:
         return Command("set_lock", {"device": device, "locked": False})
     if re.search(r"\block\b", norm):
         return Command("set_lock", {"device": device, "locked": True})
+    if named[0].type == "cover":
+        if re.search(r"\b(open|raise|up)\b", norm) and not re.search(r"\b(close|lower|down)\b", norm):
+            return Command("turn_on", {"device": device})
+        if re.search(r"\b(close|shut|lower|down)\b", norm) and not re.search(r"\b(open|raise|up)\b", norm):
+            return Command("turn_off", {"device": device})
+    if named[0].type == "climate" and (degrees := _DEGREES.search(norm)) and not _PERCENT.search(norm):
+        return Command("set_temperature", {"device": device, "degrees": float(degrees.group(1))})
     percent = _PERCENT.search(norm)
     if percent and int(percent.group(1)) <= 100:
         return Command("set_level", {"device": device, "percent": int(percent.group(1))})

@@ -78,12 +78,16 @@ def convert_temperature(degrees: float, from_unit: str, to_unit: str) -> float:
 
 
 def to_zwave_level(percent: float) -> int:
-    """0-100 % to Z-Wave's 0-99."""
-    return max(0, min(99, round(percent * 99 / 100)))
+    """0-100 % to Z-Wave's 0-99: the same number, with 100 % as 99 (fully on/open), so that what a
+    person sets is what they read back (a scaled mapping would turn 50 % into 51 %)."""
+    return max(0, min(99, round(percent)))
 
 
 def to_percent(level: Any) -> int:
-    return round(float(level) * 100 / 99) if isinstance(level, int | float) else 0
+    """Z-Wave 0-99 to 0-100 %: 99 is fully on/open (100 %)."""
+    if not isinstance(level, int | float):
+        return 0
+    return 100 if level >= 99 else max(0, round(level))
 
 
 class HomeControl:
@@ -103,10 +107,16 @@ class HomeControl:
         self.allow_unlock = allow_unlock
         self.confirm_timeout_s = confirm_timeout_s
         self.temperature_unit = temperature_unit
+        self._home: tuple[tuple[Any, ...], Home] | None = None
 
     def home(self) -> Home:
+        """The home model of the live network; rebuilt only when nodes, names or locations change."""
         driver = self.connection.driver()
-        return Home(build_devices(driver.controller.nodes.values(), self.aliases))
+        nodes = list(driver.controller.nodes.values())
+        key = (id(driver), *((n.node_id, n.name, n.location, n.ready) for n in nodes))
+        if self._home is None or self._home[0] != key:
+            self._home = (key, Home(build_devices(nodes, self.aliases)))
+        return self._home[1]
 
     def home_or_none(self) -> dict[str, Any] | None:
         """The classifier's ``home`` when connected, else None (never waits)."""
@@ -175,20 +185,20 @@ class HomeControl:
             names = ", ".join(d.name for d in targets)
             hint = " Use set_lock for locks." if any(d.type == "lock" for d in targets) else ""
             raise ZWaveError(f"{names} can't be turned {'on' if on else 'off'}.{hint}")
-        outcomes = [await self._switch(d, on) for d in switchable]
+        outcomes = await asyncio.gather(*(self._switch(d, on) for d in switchable))
         return self._report(outcomes, "on" if on else "off")
 
     async def set_level(self, device: str, percent: float) -> str:
         if not 0 <= percent <= 100:
             raise ZWaveError(f"A level must be between 0 and 100 percent, not {percent:g}.")
-        targets = [d for d in self.home().resolve(device) if d.type in ("light", "cover")]
-        outcomes = []
-        for target in targets:
-            value = find_value(target.node, CC_MULTILEVEL_SWITCH, "targetValue")
-            if value is None:
-                continue
-            level = to_zwave_level(percent)
-            outcomes.append(await self._set(target, value, level, "currentValue", equals(level)))
+        level = to_zwave_level(percent)
+        sets = [
+            self._set(target, value, level, "currentValue", equals(level))
+            for target in self.home().resolve(device)
+            if target.type in ("light", "cover")
+            and (value := find_value(target.node, CC_MULTILEVEL_SWITCH, "targetValue")) is not None
+        ]
+        outcomes = await asyncio.gather(*sets)
         if not outcomes:
             raise ZWaveError(f"{device} can't be set to a level; only dimmers and blinds can.")
         return self._report(outcomes, f"at {round(percent)}%")
@@ -197,7 +207,7 @@ class HomeControl:
         targets = [d for d in self.home().resolve(device) if d.type == "climate"]
         if not targets:
             raise ZWaveError(f"{device} is not a thermostat.")
-        outcomes = []
+        sets = []
         for target in targets:
             value = find_value(target.node, CC_THERMOSTAT_SETPOINT, "setpoint", SETPOINT_HEATING)
             if value is None:
@@ -207,16 +217,10 @@ class HomeControl:
             low, high = value.metadata.min, value.metadata.max
             if (low is not None and wanted < low) or (high is not None and wanted > high):
                 raise ZWaveError(f"{target.name} accepts {low:g} to {high:g} degrees {device_unit}.")
-            outcomes.append(
-                await self._set(
-                    target,
-                    value,
-                    wanted,
-                    "setpoint",
-                    close_to(wanted),
-                    key=SETPOINT_HEATING,
-                )
-            )
+            sets.append((target, value, wanted))
+        outcomes = await asyncio.gather(
+            *(self._set(t, v, w, "setpoint", close_to(w), key=SETPOINT_HEATING) for t, v, w in sets)
+        )
         return self._report(outcomes, f"set to {degrees:g}°{self.temperature_unit}")
 
     async def set_lock(self, device: str, locked: bool) -> str:
@@ -228,12 +232,12 @@ class HomeControl:
                 "Unlocking by voice is turned off for safety; set [zwave] allow_unlock = true to allow it."
             )
         mode = LOCK_SECURED if locked else LOCK_UNSECURED
-        outcomes = []
-        for target in targets:
-            value = find_value(target.node, CC_DOOR_LOCK, "targetMode")
-            if value is None:
-                raise ZWaveError(f"{target.name} cannot be locked remotely.")
-            outcomes.append(await self._set(target, value, mode, "currentMode", equals(mode)))
+        values = [(target, find_value(target.node, CC_DOOR_LOCK, "targetMode")) for target in targets]
+        if missing := [target.name for target, value in values if value is None]:
+            raise ZWaveError(f"{_join(missing)} cannot be locked remotely.")
+        outcomes = await asyncio.gather(
+            *(self._set(t, v, mode, "currentMode", equals(mode)) for t, v in values if v is not None)
+        )
         return self._report(outcomes, "locked" if locked else "unlocked")
 
     async def _switch(self, device: Device, on: bool) -> Outcome:
@@ -319,6 +323,9 @@ class HomeControl:
 
     @staticmethod
     def _report(outcomes: Sequence[Outcome], state: str) -> str:
+        for outcome in outcomes:
+            verdict = "confirmed by" if outcome.confirmed else "not confirmed:"
+            _LOGGER.debug("%s %s: %s %s", outcome.device.name, state, verdict, outcome.how)
         done = [o.device.name for o in outcomes if o.confirmed]
         pending = [o for o in outcomes if not o.confirmed]
         sentences = []

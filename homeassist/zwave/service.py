@@ -6,6 +6,7 @@ first time a device or timer request needs it; stopped in reverse order.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ class ZWaveService:
         self._start_lock = asyncio.Lock()
         self._started = False
         self.start_error: str = ""
+        self.sim_shared = False
         self.ready_timeout_s = READY_TIMEOUT_S
 
     async def start(self) -> None:
@@ -46,7 +48,12 @@ class ZWaveService:
             if self._started:
                 return
             self._started = True
-            if self.sim is not None:
+            if self.sim is not None and await port_in_use(self.sim.host, self.sim.port):
+                # Another homeassist (the daemon, or `homeassist zwave-sim`) already runs the simulated
+                # home on this port: share it, so a one-shot `ask` sees and changes the same state.
+                _LOGGER.info("Using the simulated home already running at %s", self.sim.url)
+                self.sim_shared = True
+            elif self.sim is not None:
                 try:
                     await self.sim.start()
                 except ZWaveError as err:
@@ -68,8 +75,20 @@ class ZWaveService:
             fix = "run scripts/setup, or set [zwave] url"
             return f"the simulated home did not start ({self.start_error}); {fix}"
         detail = f": {self.connection.last_error}" if self.connection.last_error else ""
-        fix = "it may still be starting" if self.simulated else "check that zwave-js-server runs there"
+        if self.sim_shared:
+            fix = (
+                f"port {self.sim.port if self.sim else '?'} is taken by something else; set [zwave] sim_port"
+            )
+        elif self.simulated:
+            fix = "it may still be starting"
+        else:
+            fix = "check that zwave-js-server or Z-Wave JS UI runs there"
         return f"not connected to Z-Wave JS at {self.connection.url}{detail}; {fix}"
+
+    @property
+    def owns_sim(self) -> bool:
+        """True when this process started the simulated home (its state ends with this process)."""
+        return self.sim is not None and self.sim.running
 
     def home(self) -> dict[str, Any] | None:
         return self.control.home_or_none()
@@ -79,3 +98,16 @@ class ZWaveService:
         if self.sim is not None:
             await self.sim.stop()
         self._started = False
+        self.sim_shared = False
+
+
+async def port_in_use(host: str, port: int, timeout_s: float = 0.5) -> bool:
+    """Whether something accepts TCP connections on host:port (bounded)."""
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout_s)
+    except (OSError, TimeoutError):
+        return False
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
+    return True

@@ -14,8 +14,10 @@ HOME: Home = {
         {"name": "Porch Light", "area": "Porch", "type": "light"},
         {"name": "Living Room Lamp", "area": "Living Room", "type": "light", "aliases": ["reading lamp"]},
         {"name": "Front Door", "area": "Entrance", "type": "lock"},
+        {"name": "Bedroom Blinds", "area": "Bedroom", "type": "cover"},
+        {"name": "Hallway Thermostat", "area": "Hallway", "type": "climate"},
     ],
-    "areas": ["Kitchen", "Porch", "Living Room", "Entrance"],
+    "areas": ["Kitchen", "Porch", "Living Room", "Entrance", "Bedroom", "Hallway"],
     "floors": [],
 }
 
@@ -101,3 +103,29 @@ def test_ambiguous_device_requests_carry_no_command(text: str) -> None:
 def test_a_state_question_never_switches() -> None:
     intent = classifier.classify("is the kitchen light on?", HOME)
     assert intent.command is not None and intent.command.tool == "get_device_state"
+
+
+@pytest.mark.parametrize(
+    ("text", "command"),
+    [
+        ("close the bedroom blinds", Command("turn_off", {"device": "Bedroom Blinds"})),
+        ("open the bedroom blinds please", Command("turn_on", {"device": "Bedroom Blinds"})),
+        ("lower the bedroom blinds", Command("turn_off", {"device": "Bedroom Blinds"})),
+        (
+            "set the hallway thermostat to 21 degrees",
+            Command("set_temperature", {"device": "Hallway Thermostat", "degrees": 21.0}),
+        ),
+        (
+            "set the hallway thermostat to 19.5",
+            Command("set_temperature", {"device": "Hallway Thermostat", "degrees": 19.5}),
+        ),
+    ],
+)
+def test_covers_and_thermostats_resolve_to_their_tools(text: str, command: Command) -> None:
+    intent = classifier.classify(text, HOME)
+    assert (intent.kind, intent.command) == ("device", command)
+
+
+def test_open_or_close_without_a_known_device_is_not_a_local_command() -> None:
+    assert classifier.classify("open and close the bedroom blinds", HOME).command is None
+    assert classifier.classify("close the garage", HOME).command is None
