@@ -104,6 +104,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: not UTF-8 text ({err.reason})") from err
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{path}: not valid TOML: {err}") from err
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot be read ({err.strerror or err})") from err
 
 
 def _env_overrides(env: Mapping[str, str]) -> dict[str, Any]:

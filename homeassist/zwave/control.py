@@ -9,6 +9,7 @@ sentence a person hears; failures raise :class:`ZWaveError` subclasses with that
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -40,6 +41,8 @@ _LOGGER = logging.getLogger(__name__)
 LOCK_SECURED = 255
 LOCK_UNSECURED = 0
 SETPOINT_HEATING = 1
+#: How long to wait for a device's own report of a change before asking it (polling).
+REPORT_GRACE_S = 1.0
 _FAILED = {
     SetValueStatus.NO_DEVICE_SUPPORT: "does not support that",
     SetValueStatus.FAIL: "refused the command",
@@ -264,12 +267,47 @@ class HomeControl:
         key: int | str | None = None,
     ) -> Outcome:
         node: Node = device.node
+        report = find_value(node, value.command_class, report_property, key)
+        loop = asyncio.get_running_loop()
+        reported: asyncio.Future[None] = loop.create_future()
+
+        def on_update(data: dict[str, Any]) -> None:
+            updated = data.get("value")
+            if (
+                report is not None
+                and isinstance(updated, Value)
+                and updated.value_id == report.value_id
+                and matches(updated.value)
+                and not reported.done()
+            ):
+                reported.set_result(None)
+
+        # Listen before sending: the device's own report may arrive before the set's result does.
+        unsubscribe = node.on("value updated", on_update)
+        deadline = loop.time() + self.confirm_timeout_s
         try:
-            result = await asyncio.wait_for(
-                node.async_set_value(value, new_value, wait_for_result=True), self.confirm_timeout_s
-            )
-        except TimeoutError:
-            return Outcome(device, False, "no answer from the device")
+            try:
+                status = await asyncio.wait_for(self._send(device, value, new_value), self.confirm_timeout_s)
+            except TimeoutError:
+                return Outcome(device, reported.done(), "report" if reported.done() else "no answer from it")
+            if status == SetValueStatus.SUCCESS:
+                return Outcome(device, True, "supervision")
+            if report is None:
+                return Outcome(device, False, "it has no value to confirm with")
+            # Most devices report a change by themselves; ask (poll) only when they stay silent.
+            grace = min(REPORT_GRACE_S, self.confirm_timeout_s / 2, max(0.0, deadline - loop.time()))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(reported), grace)
+                return Outcome(device, True, "report")
+            return await self._confirm_by_poll(device, report, matches, reported, deadline)
+        finally:
+            unsubscribe()
+
+    async def _send(self, device: Device, value: Value, new_value: Any) -> SetValueStatus | None:
+        """Send the set; the status the driver reports (SUCCESS = confirmed by Supervision)."""
+        node: Node = device.node
+        try:
+            result = await node.async_set_value(value, new_value, wait_for_result=True)
         except asyncio.CancelledError:
             _reraise_if_cancelled()
             raise ZWaveUnavailableError(
@@ -280,21 +318,21 @@ class HomeControl:
         status = result.status if result is not None else None
         if status in _FAILED:
             raise ZWaveError(f"{device.name} {_FAILED[status]}.")
-        if status == SetValueStatus.SUCCESS:
-            return Outcome(device, True, "supervision")
-        report = find_value(node, value.command_class, report_property, key)
-        if report is None:
-            return Outcome(device, False, "it has no value to confirm with")
-        return await self._confirm_by_poll(device, report, matches)
+        return status
 
     async def _confirm_by_poll(
-        self, device: Device, report: Value, matches: Callable[[Any], bool]
+        self,
+        device: Device,
+        report: Value,
+        matches: Callable[[Any], bool],
+        reported: asyncio.Future[None],
+        deadline: float,
     ) -> Outcome:
+        """Ask the device for its value until it matches (or its own report does) or time runs out."""
         node: Node = device.node
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.confirm_timeout_s
         last: Any = None
-        while (remaining := deadline - loop.time()) > 0:
+        while not reported.done() and (remaining := deadline - loop.time()) > 0:
             try:
                 response = await asyncio.wait_for(
                     node.async_send_command(
@@ -311,12 +349,14 @@ class HomeControl:
                 ) from None
             except BaseZwaveJSServerError as err:
                 _LOGGER.debug("Polling %s failed: %s", device.name, err)
-                await asyncio.sleep(min(0.2, max(0.0, deadline - loop.time())))
-                continue
-            last = (response or {}).get("value")
-            if matches(last):
-                return Outcome(device, True, "report")
-            await asyncio.sleep(min(0.1, max(0.0, deadline - loop.time())))
+            else:
+                last = (response or {}).get("value")
+                if matches(last):
+                    return Outcome(device, True, "report")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(reported), min(0.2, max(0.0, deadline - loop.time())))
+        if reported.done():
+            return Outcome(device, True, "report")
         return Outcome(
             device, False, "it did not report the new state" if last is None else f"it still reports {last!r}"
         )

@@ -112,6 +112,11 @@ def test_missing_explicit_file_is_named(tmp_path: Path) -> None:
     assert error_of(path) == f"{path}: configuration file not found"
 
 
+def test_a_path_through_a_file_is_a_config_error_not_a_crash(tmp_path: Path) -> None:
+    path = write(tmp_path, "") / "homeassist.toml"
+    assert error_of(path) == f"{path}: cannot be read (Not a directory)"
+
+
 def test_invalid_toml_names_file_and_line(tmp_path: Path) -> None:
     path = write(tmp_path, '[ollama]\nmodel = "qwen3\n')
     message = error_of(path)
