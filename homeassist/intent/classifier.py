@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from homeassist.intent.home import Home, NamedDevice, areas_of, devices_of, normalize_name
+from homeassist.intent.router import route
 from homeassist.messages import Command, Intent
 
 _WAKE = re.compile(r"^(hey|hi|ok|okay)?\s*(jarvis|mycroft|rhasspy|nabu|alexa|computer)\b\s*")
@@ -66,22 +67,14 @@ class IntentClassifier:
         norm = normalize_text(text)
         if not norm:
             return Intent("general", 0.3)
-        devices = devices_of(home)
-        named = _named_devices(norm, devices)
-        area_hit = any(_contains(norm, normalize_name(a)) for a in areas_of(home))
-
-        if _TIMER.search(norm):
-            return Intent("timer", 0.85)
-        if _DATETIME.search(norm) and not named:
-            return Intent("datetime", 0.95, Command("get_current_datetime", {}))
-        device_words = bool(_DEVICE_ACTION.search(norm) or _DEVICE_NOUN.search(norm))
-        if named or (device_words and (area_hit or not _WEB.search(norm))):
-            return Intent("device", 0.9 if named else 0.75, _device_command(norm, named))
-        if "temperature" in norm and area_hit:
-            return Intent("device", 0.7)
-        if _WEB.search(norm) or "temperature" in norm:
-            return Intent("web", 0.75)
-        return Intent("general", 0.6)
+        named = _named_devices(norm, devices_of(home))
+        area_named = any(_contains(norm, normalize_name(a)) for a in areas_of(home))
+        routed = route(norm, named_device=bool(named), area_named=area_named)
+        if routed.kind == "datetime":
+            return Intent("datetime", routed.confidence, Command("get_current_datetime", {}))
+        if routed.kind == "device":
+            return Intent("device", routed.confidence, _device_command(norm, named))
+        return Intent(routed.kind, routed.confidence)
 
 
 def _contains(text: str, phrase: str) -> bool:

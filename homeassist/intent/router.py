@@ -1,0 +1,433 @@
+"""Which kind of request an utterance is: weighted cues over normalised speech-to-text output.
+
+Each cue is a regular expression for one idea ("a timer word", "a device noun", "a question about
+the weather") with a weight towards one kind. The kind with the highest score wins; without any cue the
+request is ``general``. Cues are vocabulary and phrasing of each domain, written by hand, never
+sentences from an evaluation set. The home (device names and areas) is evidence for ``device``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from homeassist.messages import INTENT_KINDS, IntentKind
+
+#: Ties go to the kind listed first.
+KINDS: tuple[IntentKind, ...] = INTENT_KINDS
+
+
+def _words(*alternatives: str) -> str:
+    """A regex alternation of phrases, each matched as whole words (and an optional plural -s)."""
+    return r"\b(?:" + "|".join(alternatives) + r")s?\b"
+
+
+# --- vocabulary ----------------------------------------------------------------------------------
+
+DEVICE_NOUN = _words(
+    r"lights?",
+    r"lamps?",
+    r"lighting",
+    r"bulbs?",
+    r"chandelier",
+    r"led strip",
+    r"leds",
+    r"switch(?:es)?",
+    r"plugs?",
+    r"outlets?",
+    r"sockets?",
+    r"fans?",
+    r"ceiling fan",
+    r"thermostats?",
+    r"heating",
+    r"heaters?",
+    r"radiators?",
+    r"furnace",
+    r"boiler",
+    r"hvac",
+    r"a ?c",
+    r"air ?con(?:ditioner|ditioning)?",
+    r"blinds?",
+    r"shades?",
+    r"curtains?",
+    r"drapes?",
+    r"shutters?",
+    r"awnings?",
+    r"covers?",
+    r"garage(?: door)?",
+    r"gates?",
+    r"doors?",
+    r"locks?",
+    r"deadbolt",
+    r"windows?",
+    r"skylight",
+    r"valves?",
+    r"sprinklers?",
+    r"irrigation",
+    r"vacuum(?: cleaner)?",
+    r"robot vacuum",
+    r"roomba",
+    r"roborock",
+    r"hoover",
+    r"(?:lawn ?)?mower",
+    r"tv",
+    r"television",
+    r"speakers?",
+    r"coffee (?:maker|machine)",
+    r"kettle",
+    r"oven",
+    r"stove",
+    r"dishwasher",
+    r"washer",
+    r"washing machine",
+    r"dryer",
+    r"fridge",
+    r"refrigerator",
+    r"freezer",
+    r"humidifier",
+    r"dehumidifier",
+    r"purifier",
+    r"sensors?",
+    r"detectors?",
+    r"cameras?",
+    r"doorbell",
+    r"chime",
+    r"siren",
+    r"scene",
+    r"scripts?",
+    r"routines?",
+    r"automations?",
+    r"coffee",
+    r"brightness",
+    r"dimmer",
+    r"devices?",
+    r"appliances?",
+    r"hue",
+    r"wemo",
+    r"smart plug",
+    r"socket",
+    r"pump",
+    r"water heater",
+    r"fireplace",
+    r"alarm system",
+    r"security system",
+)
+DEVICE_VERB = (
+    r"\b(?:turn|switch|power|put|flip|shut|set|keep|leave)\b.*\b(?:on|off|up|down)\b"
+    r"|\b(?:turn|switch|power|flip|shut|shutdown|cut) (?:on|off|down|up)\b"
+    r"|\b(?:dim|brighten|lighten|darken|illuminate|unlock|lock|open|close|raise|lower|"
+    r"activate|deactivate|enable|disable|toggle|start|stop|pause|resume|unpause|arm|disarm|"
+    r"mow|vacuum|clean|water|heat|cool|warm|preheat|run|brew)\b"
+)
+LEVEL_CHANGE = (
+    r"\b(?:brighter|dimmer|darker|lighter|warmer|cooler|hotter|colder|louder|quieter)\b"
+    r"|\b(?:too|very|so) (?:dark|bright|hot|cold|warm|chilly|stuffy)\b"
+    r"|\b(?:increase|decrease|raise|lower|reduce|boost|adjust|change|set|make)\b.*"
+    r"\b(?:brightness|light|lights|lighting|temp|temperature|heat|heating|level|colou?r|"
+    r"fan|speed|volume)\b"
+    r"|\b(?:colou?r temperature|kelvin|\d+ ?k|warm white|cool white|daylight)\b"
+    r"|\b(?:red|green|blue|yellow|purple|pink|orange|white|violet|cyan|magenta)\b"
+    r".*\b(?:light|lights|lighting|lamp|bulb)\b"
+    r"|\b(?:change|make|set|turn|switch)\b.*\bcolou?r\b|\bcolou?r (?:of|in|at) .* to\b"
+    r"|\b(?:to|make|turn|set|change)\b.*\b(?:red|green|blue|yellow|purple|pink|orange|white|violet|"
+    r"cyan|magenta)$"
+    r"|\b\d+ ?(?:%|percent)"
+)
+_STATE_WORD = (
+    r"(?:on|off|open|opened|opening|closed|closing|shut|locked|unlocked|running|triggered|detected|"
+    r"connected|plugged in|charging|low|hot|cold|armed|disarmed|available|active|idle|home|at home)"
+)
+DEVICE_STATE = (
+    r"^(?:is|are|was|were|did|does|do|has|have)\b.*\b" + _STATE_WORD + r"\b"
+    r"|\b(?:which|what|how many|any|all)\b.*" + DEVICE_NOUN + r".*\b" + _STATE_WORD + r"\b"
+    r"|\b(?:which|what|how many|any)\b.*\b(?:things?|stuff|everything)\b.*\b" + _STATE_WORD + r"\b"
+    r"|\b(?:state|status) of\b"
+    r"|\b(?:humidity|occupancy|motion|smoke|leak|co2|carbon monoxide|moisture|batter(?:y|ies)|"
+    r"power usage|energy usage|consumption|rainfall|voltage|wattage|power factor|apparent power|"
+    r"stored energy|air quality|aqi|illuminance|lux|download speed|updates? available)\b"
+    r"|\b(?:anyone|anybody|someone|somebody|people|who) (?:is |are )?(?:at )?home\b"
+)
+# Temperature is a device reading in a room, and a web question about a place or the outdoors.
+INDOOR_TEMPERATURE = (
+    r"\b(?:temp|temperature|degrees?|°)\b(?!.*\b(?:outside|outdoors?|forecast|tomorrow|tonight|"
+    r"weekend|week)\b)"
+    r"|\bhow (?:warm|hot|cold|cool) is (?:it (?:in )?here|it inside|it in the house|(?:my|our|the) \w+$)"
+    r"|^how (?:warm|hot|cold|cool) is it$"
+)
+OUTDOOR = (
+    r"\b(?:outside|outdoors?|out there)\b"
+    r"|\b(?:how (?:hot|cold|warm)|temperature|degrees) (?:is it )?(?:in|at) (?!(?:here|the "
+    r"(?:house|room|kitchen|bedroom|bathroom|office|basement|attic|garage|hall|hallway)))\w+"
+)
+
+TIMER = (
+    _words(
+        r"timers?",
+        r"alarms?",
+        r"remind(?:er)?",
+        r"reminders?",
+        r"count ?down",
+        r"stopwatch",
+        r"snooze",
+        r"calendar",
+        r"agenda",
+        r"appointments?",
+        r"meetings?",
+        r"events?",
+        r"schedule",
+        r"scheduled",
+        r"rescheduled?",
+        r"diary",
+        r"planner",
+    )
+    + r"|\bwake me\b|\bget me up\b|\bremember to\b|\bdon'?t let me forget\b|\bnotify me\b"
+    r"|\balert me\b|\bset (?:an? )?(?:alert|notification)\b|\bremember (?:that|my)\b"
+)
+DELAY = (
+    r"\b(?:in|after|for) (?:\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|fifteen|"
+    r"twenty|thirty|forty|forty five|sixty|ninety|half an?|a couple of|a few) (?:and a half )?"
+    r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?)\b"
+    r"|\b(?:at|by) (?:\d{1,2}(?::\d\d)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|"
+    r"twelve|noon|midnight)(?: ?(?:am|pm|a m|p m|o'clock|oclock))?\b"
+    r"|\b(?:tonight at|every (?:day|morning|evening|night|weekday)|tomorrow morning)\b"
+)
+
+# The clock and the calendar date, asked outright.
+DATETIME = (
+    r"\btime (?:is it|now|right now|please)\b|\bwhat time\b|\bcurrent(?:ly)? time\b|\btime in\b"
+    r"|\b(?:tell|give|show|say|let) me the (?:time|date|hour|day)\b|\b(?:present|local|exact) time\b"
+    r"|\b(?:date|day) (?:is it|today)\b|\btoday'?s date\b|\bwhat (?:is )?today\b|\btoday is which\b"
+    r"|\bis (?:it|today) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
+    r"|\bwhat(?:'s| is)? (?:the )?(?:current )?(?:time|date|day|month|year|week)\b"
+    r"|\bwhich (?:day|date|month|year)\b"
+    r"|\bday of the (?:week|month|year)\b|\btime zone\b"
+    r"|^(?:the )?(?:time|date)$"
+)
+# Weaker: calendar arithmetic and questions that mention days or dates.
+DATETIME_WEAK = (
+    r"\b(?:what|which) day (?:is|was|will|does|falls?)\b|\bhow many (?:days|weeks|months|\w+days) "
+    r"(?:until|till|to|left|are|in)\b|\bon (?:a|which) (?:monday|tuesday|wednesday|thursday|friday|"
+    r"saturday|sunday)\b|\b(?:is it|what time of) (?:the )?(?:morning|afternoon|evening|night)\b"
+    r"|\b(?:afternoon|morning|evening) yet\b|\bwhen is (?:the )?next\b|\b(?:date|day) of\b"
+    r"|\bis (?:it|today) (?:the )?\w+(?:st|nd|rd|th)\b"
+)
+
+WEB = (
+    _words(
+        r"weather",
+        r"forecast",
+        r"rain",
+        r"raining",
+        r"rainy",
+        r"snow",
+        r"snowing",
+        r"snowy",
+        r"sunny",
+        r"cloudy",
+        r"overcast",
+        r"storms?",
+        r"stormy",
+        r"thunder(?:storm)?",
+        r"windy",
+        r"fog",
+        r"foggy",
+        r"hail",
+        r"humid",
+        r"umbrella",
+        r"raincoat",
+        r"jacket",
+        r"sweater",
+        r"coat",
+        r"sunglass(?:es)?",
+        r"sunscreen",
+        r"sandals",
+        r"pollen",
+        r"uv index",
+        r"sunrise",
+        r"sunset",
+        r"news",
+        r"headlines?",
+        r"scores?",
+        r"stocks?",
+        r"shares?",
+        r"stock market",
+        r"dow jones",
+        r"nasdaq",
+        r"s ?& ?p",
+        r"exchange rates?",
+        r"currency",
+        r"dollars?",
+        r"euros?",
+        r"pounds? sterling",
+        r"rupees?",
+        r"yen",
+        r"bitcoin",
+        r"crypto(?:currency)?",
+        r"traffic",
+        r"commute",
+        r"elections?",
+        r"polls?",
+        r"premier league",
+        r"nba",
+        r"nfl",
+        r"mlb",
+        r"nhl",
+        r"fifa",
+        r"world cup",
+        r"league",
+        r"playoffs?",
+        r"tournament",
+        r"match",
+        r"game",
+        r"won",
+        r"win",
+        r"results?",
+        r"standings",
+        r"price of",
+        r"prices?",
+        r"worth",
+        r"opening hours",
+        r"open (?:today|now|until)",
+        r"box office",
+        r"showtimes?",
+        r"trending",
+        r"happening",
+        r"going on",
+    )
+    + r"|\b(?:search|google|look up|find out|browse|website|online|internet|web)\b"
+    r"|\bhow (?:hot|cold|warm) (?:is it|will it)\b|\bwill it be (?:hot|cold|warm|nice|sunny|rainy)\b"
+    r"|\b(?:do|will|should) i (?:need|take|bring|wear)\b|\bwhat'?s it like out\b"
+    r"|\b(?:latest|newest|recent|current) (?:on|about|from|in|update|developments?)\b"
+    r"|\bconvert\b.*\b(?:dollars?|euros?|pounds?|rupees?|yen|usd|eur|gbp|inr)\b"
+    r"|\b(?:usd|eur|gbp|inr|jpy)\b"
+)
+
+# Requests we have no tool for: mail, messages, social media, lists, music, calls, shopping, notes.
+COMMUNICATION = _words(
+    r"e-?mails?",
+    r"mail",
+    r"inbox",
+    r"messages?",
+    r"texts?",
+    r"sms",
+    r"whatsapp",
+    r"facebook",
+    r"twitter",
+    r"tweets?",
+    r"instagram",
+    r"linkedin",
+    r"social media",
+    r"status update",
+    r"contacts?",
+    r"phone ?book",
+)
+GENERAL_DOMAIN = (
+    _words(
+        r"posts?",
+        r"call",
+        r"dial",
+        r"ring",
+        r"lists?",
+        r"to ?do",
+        r"chores?",
+        r"shopping",
+        r"groceries",
+        r"cart",
+        r"order",
+        r"amazon",
+        r"wishlist",
+        r"notes?",
+        r"songs?",
+        r"music",
+        r"playlists?",
+        r"album",
+        r"artist",
+        r"podcasts?",
+        r"audiobooks?",
+        r"radio",
+        r"spotify",
+        r"jokes?",
+        r"recipes?",
+        r"takeaway",
+        r"uber",
+        r"taxi",
+        r"ticket",
+    )
+    + r"|\bplay\b.*\b(?:game|chess|crossword|quiz|trivia|cards)\b|\bgame of\b"
+)
+QUESTION_KNOWLEDGE = (
+    r"^(?:who|whom|whose|why|where|define|explain|spell|translate|calculate)\b"
+    r"|^(?:what|which|how) .*\b(?:is|are|was|were|do|does|did)\b"
+    r"|^what (?:is|are|was|were|does|do) (?:a|an|the)\b(?!.*\b(?:temperature|time|date|weather|"
+    r"forecast|score|price)\b)"
+    r"|\b(?:meaning of|definition of|capital of|how many \w+ (?:in|are in) a)\b"
+)
+
+
+@dataclass(frozen=True)
+class Cue:
+    name: str
+    kind: IntentKind
+    weight: float
+    pattern: re.Pattern[str]
+
+
+def _cue(name: str, kind: IntentKind, weight: float, pattern: str) -> Cue:
+    return Cue(name, kind, weight, re.compile(pattern))
+
+
+CUES: tuple[Cue, ...] = (
+    _cue("device_noun", "device", 1.0, DEVICE_NOUN),
+    _cue("device_verb", "device", 1.0, DEVICE_VERB),
+    _cue("level_change", "device", 1.5, LEVEL_CHANGE),
+    _cue("device_state", "device", 1.5, DEVICE_STATE),
+    _cue("indoor_temperature", "device", 1.5, INDOOR_TEMPERATURE),
+    _cue("timer", "timer", 3.0, TIMER),
+    _cue("datetime", "datetime", 3.0, DATETIME),
+    _cue("datetime_weak", "datetime", 1.5, DATETIME_WEAK),
+    _cue("web", "web", 2.0, WEB),
+    _cue("outdoor", "web", 2.0, OUTDOOR),
+    _cue("communication", "general", 3.5, COMMUNICATION),
+    _cue("general_domain", "general", 3.0, GENERAL_DOMAIN),
+    _cue("knowledge", "general", 1.2, QUESTION_KNOWLEDGE),
+)
+_DELAY = re.compile(DELAY)
+
+
+@dataclass(frozen=True)
+class Route:
+    kind: IntentKind
+    confidence: float
+    scores: dict[IntentKind, float]
+    cues: tuple[str, ...]
+
+
+def route(norm: str, *, named_device: bool = False, area_named: bool = False) -> Route:
+    """The kind of a normalised utterance, given whether it names a device or area of the home."""
+    scores = dict.fromkeys(KINDS, 0.0)
+    hits = []
+    for cue in CUES:
+        if cue.pattern.search(norm):
+            scores[cue.kind] += cue.weight
+            hits.append(cue.name)
+    if named_device:
+        scores["device"] += 2.5
+        hits.append("named_device")
+    if area_named and scores["device"] > 0:
+        scores["device"] += 1.0
+        hits.append("area")
+    # A device action with a delay ("turn off the lights in ten minutes") is a delayed action.
+    if scores["device"] >= 2.0 and "device_verb" in hits and _DELAY.search(norm):
+        scores["timer"] += scores["device"] + 0.5
+        hits.append("delayed_action")
+    # Time words inside a timer, calendar or web request belong to it ("what time is my meeting",
+    # "the weather this week").
+    if scores["datetime"] and (scores["timer"] or scores["web"]):
+        scores["datetime"] -= 1.5
+    kind = max(KINDS, key=lambda k: (scores[k], -KINDS.index(k)))
+    best = scores[kind]
+    if best <= 0:
+        return Route("general", 0.5, scores, tuple(hits))
+    runner_up = max(v for k, v in scores.items() if k != kind)
+    confidence = min(0.99, 0.5 + 0.5 * (best - max(runner_up, 0.0)) / (best + 1.0))
+    return Route(kind, round(confidence, 3), scores, tuple(hits))
