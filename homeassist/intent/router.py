@@ -94,6 +94,11 @@ DEVICE_NOUN = _words(
     r"chime",
     r"siren",
     r"scene",
+    r"(?:guest|away|night|eco|vacation|party|sleep|home) mode",
+    r"media player",
+    r"shower",
+    r"charging station",
+    r"dock",
     r"scripts?",
     r"routines?",
     r"automations?",
@@ -117,7 +122,8 @@ DEVICE_VERB = (
     r"|\b(?:turn|switch|power|flip|shut|shutdown|cut) (?:on|off|down|up)\b"
     r"|\b(?:dim|brighten|lighten|darken|illuminate|unlock|lock|open|close|raise|lower|"
     r"activate|deactivate|enable|disable|toggle|start|stop|pause|resume|unpause|arm|disarm|"
-    r"mow|vacuum|clean|water|heat|cool|warm|preheat|run|brew)\b"
+    r"mow|mowing|vacuum|vacuuming|clean|cleaning|water|heat|cool|warm|preheat|run|brew)\b"
+    r"|^(?:\w+ ){0,3}(?:on|off)$|\breturn (?:to )?(?:the )?(?:base|dock|charger)\b"
 )
 LEVEL_CHANGE = (
     r"\b(?:brighter|dimmer|darker|lighter|warmer|cooler|hotter|colder|louder|quieter)\b"
@@ -146,42 +152,72 @@ DEVICE_STATE = (
     r"power usage|energy usage|consumption|rainfall|voltage|wattage|power factor|apparent power|"
     r"stored energy|air quality|aqi|illuminance|lux|download speed|updates? available)\b"
     r"|\b(?:anyone|anybody|someone|somebody|people|who) (?:is |are )?(?:at )?home\b"
+    r"|^(?:is|are) (?:anyone|anybody|someone|somebody)\b"
+    r"|\b(?:indicated|measured|reported|detected) by\b|\b(?:pm ?\d+(?:\.\d)?|ozone|particulates?|"
+    r"irradiance|wet|flooded|flooding|vibrating|solar production)\b"
 )
+MEDIA_CONTROL = (
+    r"\b(?:pause|unpause|resume|continue|restart|mute|unmute|skip)\b.*\b(?:music|audio|playing|song|"
+    r"track|speaker|tv|media|player|podcast|radio)\b|\bplay(?:ing)? again\b|\b(?:continue|resume) "
+    r"playing\b|\bvolume\b|\b(?:playing|paused|stopped)\b.*\b(?:player|speaker|tv)\b"
+)
+IN_HERE = r"\bin here\b|\b(?:it'?s|too|so|getting) (?:dark|gloomy|dim)\b|\bdarkness\b|\bset the mood\b"
 # Temperature is a device reading in a room, and a web question about a place or the outdoors.
 INDOOR_TEMPERATURE = (
     r"\b(?:temp|temperature|degrees?|°)\b(?!.*\b(?:outside|outdoors?|forecast|tomorrow|tonight|"
     r"weekend|week)\b)"
-    r"|\bhow (?:warm|hot|cold|cool) is (?:it (?:in )?here|it inside|it in the house|(?:my|our|the) \w+$)"
+    r"|\bhow (?:warm|hot|cold|cool) is (?:it (?:in )?here|it inside|it in the house|(?!it\b)[\w ]+$)"
     r"|^how (?:warm|hot|cold|cool) is it$"
 )
 OUTDOOR = (
     r"\b(?:outside|outdoors?|out there)\b"
+    r"|\b(?:temperature|degrees|hot|cold|warm|cool|humid|sticky|nice|climate)\b.*"
+    r"\b(?:today|tonight|tomorrow|this (?:week|weekend|morning|afternoon|evening)|next week)\b"
+    r"|\b(?:tomorrow|tonight)\b.*\b(?:temperature|degrees|hot|cold|warm|nice)\b"
+    r"|\b(?:is it going to|will it|is it gonna) be\b|\bclimate\b"
     r"|\b(?:how (?:hot|cold|warm)|temperature|degrees) (?:is it )?(?:in|at) (?!(?:here|the "
     r"(?:house|room|kitchen|bedroom|bathroom|office|basement|attic|garage|hall|hallway)))\w+"
 )
 
-TIMER = (
-    _words(
-        r"timers?",
-        r"alarms?",
-        r"remind(?:er)?",
-        r"reminders?",
-        r"count ?down",
-        r"stopwatch",
-        r"snooze",
-        r"calendar",
-        r"agenda",
-        r"appointments?",
-        r"meetings?",
-        r"events?",
-        r"schedule",
-        r"scheduled",
-        r"rescheduled?",
-        r"diary",
-        r"planner",
-    )
-    + r"|\bwake me\b|\bget me up\b|\bremember to\b|\bdon'?t let me forget\b|\bnotify me\b"
-    r"|\balert me\b|\bset (?:an? )?(?:alert|notification)\b|\bremember (?:that|my)\b"
+TIMER = _words(
+    r"timers?",
+    r"alarms?",
+    r"count ?down",
+    r"stopwatch",
+    r"snooze",
+    r"calendar",
+    r"agenda",
+    r"appointments?",
+    r"meetings?",
+    r"events?",
+    r"schedule",
+    r"scheduled",
+    r"rescheduled?",
+    r"diary",
+    r"planner",
+)
+# Asking to be told later outweighs what the reminder is about ("remind me to send the email").
+REMIND = (
+    r"\bremind(?:er|ers)?\b|\bremaind(?:er)?\b|\bremainder\b|\bwake me\b|\bwake up call\b"
+    r"|\bget me up\b|\bremember to\b|\bdon'?t let me forget\b|\bnotify me\b|\balert me\b"
+    r"|\bset (?:an? )?(?:alert|notification|alarm|timer)\b|\bremember (?:that|my)\b"
+    r"|\blet me know (?:in|at|when it'?s|when it is)\b|\btell me when it(?:'s| is)\b"
+)
+_WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|weekday)s?"
+_MONTH = (
+    r"(?:january|february|march|april|june|july|august|september|october|november|december|"
+    r"jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)"
+)
+_ORDINAL = (
+    r"(?:\d{1,2}(?:st|nd|rd|th)|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|"
+    r"eleventh|twelfth|\w+teenth|twentieth|thirtieth|(?:twenty|thirty)[ -]?(?:first|second|third|"
+    r"fourth|fifth|sixth|seventh|eighth|ninth))"
+)
+# Putting something on a day or at an hour: a calendar entry.
+CALENDAR_ACTION = (
+    r"\b(?:add|set|mark|cancel|delete|remove|block|put|book|plan|move|flag|create|clear|note)\b.*"
+    r"(?:\b" + _WEEKDAY + r"\b|\b" + _MONTH + r"\b|\b(?:tomorrow|tonight|today|next week|every (?:day|"
+    r"week|month|year|morning|evening)|" + _ORDINAL + r")\b|\b(?:am|pm|a m|p m|noon|o'clock)\b)"
 )
 DELAY = (
     r"\b(?:in|after|for) (?:\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|fifteen|"
@@ -241,13 +277,13 @@ WEB = (
         r"sunglass(?:es)?",
         r"sunscreen",
         r"sandals",
+        r"shorts",
         r"pollen",
         r"uv index",
         r"sunrise",
         r"sunset",
         r"news",
         r"headlines?",
-        r"scores?",
         r"stocks?",
         r"shares?",
         r"stock market",
@@ -267,22 +303,6 @@ WEB = (
         r"commute",
         r"elections?",
         r"polls?",
-        r"premier league",
-        r"nba",
-        r"nfl",
-        r"mlb",
-        r"nhl",
-        r"fifa",
-        r"world cup",
-        r"league",
-        r"playoffs?",
-        r"tournament",
-        r"match",
-        r"game",
-        r"won",
-        r"win",
-        r"results?",
-        r"standings",
         r"price of",
         r"prices?",
         r"worth",
@@ -294,13 +314,43 @@ WEB = (
         r"happening",
         r"going on",
     )
-    + r"|\b(?:search|google|look up|find out|browse|website|online|internet|web)\b"
-    r"|\bhow (?:hot|cold|warm) (?:is it|will it)\b|\bwill it be (?:hot|cold|warm|nice|sunny|rainy)\b"
+    + r"|\bhow (?:hot|cold|warm) (?:is it|will it)\b|\bwill it be (?:hot|cold|warm|nice|sunny|rainy)\b"
     r"|\b(?:do|will|should) i (?:need|take|bring|wear)\b|\bwhat'?s it like out\b"
-    r"|\b(?:latest|newest|recent|current) (?:on|about|from|in|update|developments?)\b"
+    r"|\b(?:latest|newest|recent|current|breaking) (?:on|about|from|in|updates?|developments?|news|"
+    r"stories|articles?|headlines?)\b|\b(?:top stories|front page|articles?|updates? on)\b"
+    r"|\bstock (?:price|rate|value)\b|\btrading at\b"
     r"|\bconvert\b.*\b(?:dollars?|euros?|pounds?|rupees?|yen|usd|eur|gbp|inr)\b"
     r"|\b(?:usd|eur|gbp|inr|jpy)\b"
 )
+
+SPORTS = _words(
+    r"scores?",
+    r"league",
+    r"premier league",
+    r"nba",
+    r"nfl",
+    r"mlb",
+    r"nhl",
+    r"fifa",
+    r"world cup",
+    r"playoffs?",
+    r"tournament",
+    r"match",
+    r"game",
+    r"won",
+    r"win",
+    r"results?",
+    r"standings",
+    r"fixtures?",
+)
+SEARCH = r"\b(?:search|google|look up|find out|browse|website|online|internet|web)\b"
+# Asking about now or lately: what a web search is for.
+FRESH = (
+    r"\b(?:today|tonight|yesterday|last night|this (?:week|weekend|morning|evening)|right now|"
+    r"currently|at the moment|lately|latest|tomorrow|next week)\b"
+)
+# History and trivia are knowledge, not news.
+HISTORY = r"\b(?:in|since|of|from|before|after) (?:1[0-9]|20)\d\d\b|^(?:who|what|which) (?:was|were)\b"
 
 # Requests we have no tool for: mail, messages, social media, lists, music, calls, shopping, notes.
 COMMUNICATION = _words(
@@ -382,16 +432,28 @@ CUES: tuple[Cue, ...] = (
     _cue("level_change", "device", 1.5, LEVEL_CHANGE),
     _cue("device_state", "device", 1.5, DEVICE_STATE),
     _cue("indoor_temperature", "device", 1.5, INDOOR_TEMPERATURE),
+    _cue("media_control", "device", 3.5, MEDIA_CONTROL),
+    _cue("in_here", "device", 1.0, IN_HERE),
     _cue("timer", "timer", 3.0, TIMER),
+    _cue("remind", "timer", 4.0, REMIND),
+    _cue("calendar_action", "timer", 2.0, CALENDAR_ACTION),
     _cue("datetime", "datetime", 3.0, DATETIME),
     _cue("datetime_weak", "datetime", 1.5, DATETIME_WEAK),
     _cue("web", "web", 2.0, WEB),
+    _cue("sports", "web", 1.0, SPORTS),
+    _cue("search", "web", 1.0, SEARCH),
     _cue("outdoor", "web", 2.0, OUTDOOR),
     _cue("communication", "general", 3.5, COMMUNICATION),
     _cue("general_domain", "general", 3.0, GENERAL_DOMAIN),
     _cue("knowledge", "general", 1.2, QUESTION_KNOWLEDGE),
+    _cue("history", "general", 1.5, HISTORY),
 )
 _DELAY = re.compile(DELAY)
+_FRESH = re.compile(FRESH)
+_AREA_SETTING = re.compile(
+    r"\b\d+ ?(?:%|percent)?$|\b(?:on|off|red|green|blue|yellow|purple|pink|orange|white|violet|cyan|"
+    r"magenta)$"
+)
 
 
 @dataclass(frozen=True)
@@ -410,11 +472,16 @@ def route(norm: str, *, named_device: bool = False, area_named: bool = False) ->
         if cue.pattern.search(norm):
             scores[cue.kind] += cue.weight
             hits.append(cue.name)
+    # "today", "lately": on top of a web topic, a question about now is a web question.
+    if scores["web"] and _FRESH.search(norm):
+        scores["web"] += 0.7
+        hits.append("fresh")
     if named_device:
         scores["device"] += 2.5
         hits.append("named_device")
-    if area_named and scores["device"] > 0:
-        scores["device"] += 1.0
+    if area_named and (scores["device"] > 0 or _AREA_SETTING.search(norm)):
+        # A room with an action, a level or a colour ("kitchen 50", "my living room purple").
+        scores["device"] += 1.0 if scores["device"] > 0 else 2.0
         hits.append("area")
     # A device action with a delay ("turn off the lights in ten minutes") is a delayed action.
     if scores["device"] >= 2.0 and "device_verb" in hits and _DELAY.search(norm):
