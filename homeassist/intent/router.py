@@ -120,18 +120,58 @@ DEVICE_NOUN = _words(
 DEVICE_VERB = (
     r"\b(?:turn|switch|power|put|flip|shut|set|keep|leave)\b.*\b(?:on|off|up|down)\b"
     r"|\b(?:turn|switch|power|flip|shut|shutdown|cut) (?:on|off|down|up)\b"
-    r"|\b(?:dim|brighten|lighten|darken|illuminate|unlock|lock|open|close|raise|lower|"
-    r"activate|deactivate|enable|disable|toggle|start|stop|pause|resume|unpause|arm|disarm|"
-    r"mow|mowing|vacuum|vacuuming|clean|cleaning|water|heat|cool|warm|preheat|run|brew)\b"
+    r"|\b(?:dim|brighten|lighten|darken|illuminate|unlock|lock|toggle|arm|disarm|"
+    r"mow|mowing|vacuum|vacuuming|watering|preheat|brew|transition to)\b"
     r"|^(?:\w+ ){0,3}(?:on|off)$|\breturn (?:to )?(?:the )?(?:base|dock|charger)\b"
 )
+# Verbs that also open apps and start games: evidence only beside a device noun or a room.
+WEAK_DEVICE_VERB = (
+    r"\b(?:open|close|raise|lower|activate|deactivate|enable|disable|start|stop|pause|resume|"
+    r"unpause|clean|cleaning|water|heat|cool|warm|run)\b"
+)
+# Rooms of a house: with a setting or an action they point at the devices there.
+ROOM = _words(
+    r"kitchen",
+    r"bathroom",
+    r"bedroom",
+    r"living room",
+    r"lounge",
+    r"dining room",
+    r"office",
+    r"study",
+    r"basement",
+    r"cellar",
+    r"attic",
+    r"garage",
+    r"hallway",
+    r"hall",
+    r"landing",
+    r"nursery",
+    r"playroom",
+    r"porch",
+    r"patio",
+    r"terrace",
+    r"balcony",
+    r"garden",
+    r"lawn",
+    r"yard",
+    r"pool",
+    r"house",
+    r"flat",
+    r"apartment",
+    r"room",
+    r"upstairs",
+    r"downstairs",
+    r"(?:first|second|ground|top|upper|lower) floor",
+)
+LONG_QUESTION = r"^(?:what|which|who|where|when|why|how)\b(?:\W+\w+){9,}"
 LEVEL_CHANGE = (
     r"\b(?:brighter|dimmer|darker|lighter|warmer|cooler|hotter|colder|louder|quieter)\b"
     r"|\b(?:too|very|so) (?:dark|bright|hot|cold|warm|chilly|stuffy)\b"
     r"|\b(?:increase|decrease|raise|lower|reduce|boost|adjust|change|set|make)\b.*"
     r"\b(?:brightness|light|lights|lighting|temp|temperature|heat|heating|level|colou?r|"
     r"fan|speed|volume)\b"
-    r"|\b(?:colou?r temperature|kelvin|\d+ ?k|warm white|cool white|daylight)\b"
+    r"|\b(?:colou?r temperature|kelvin|\d+ ?k|warm white|cool white)\b"
     r"|\b(?:red|green|blue|yellow|purple|pink|orange|white|violet|cyan|magenta)\b"
     r".*\b(?:light|lights|lighting|lamp|bulb)\b"
     r"|\b(?:change|make|set|turn|switch)\b.*\bcolou?r\b|\bcolou?r (?:of|in|at) .* to\b"
@@ -429,12 +469,14 @@ def _cue(name: str, kind: IntentKind, weight: float, pattern: str) -> Cue:
 CUES: tuple[Cue, ...] = (
     _cue("device_noun", "device", 1.0, DEVICE_NOUN),
     _cue("device_verb", "device", 1.0, DEVICE_VERB),
+    _cue("weak_device_verb", "device", 0.6, WEAK_DEVICE_VERB),
     _cue("level_change", "device", 1.5, LEVEL_CHANGE),
     _cue("device_state", "device", 1.5, DEVICE_STATE),
     _cue("indoor_temperature", "device", 1.5, INDOOR_TEMPERATURE),
     _cue("media_control", "device", 3.5, MEDIA_CONTROL),
     _cue("in_here", "device", 1.0, IN_HERE),
-    _cue("timer", "timer", 3.0, TIMER),
+    _cue("room", "device", 0.5, ROOM),
+    _cue("timer", "timer", 3.5, TIMER),
     _cue("remind", "timer", 4.0, REMIND),
     _cue("calendar_action", "timer", 2.0, CALENDAR_ACTION),
     _cue("datetime", "datetime", 3.0, DATETIME),
@@ -443,11 +485,14 @@ CUES: tuple[Cue, ...] = (
     _cue("sports", "web", 1.0, SPORTS),
     _cue("search", "web", 1.0, SEARCH),
     _cue("outdoor", "web", 2.0, OUTDOOR),
-    _cue("communication", "general", 3.5, COMMUNICATION),
+    _cue("communication", "general", 4.0, COMMUNICATION),
     _cue("general_domain", "general", 3.0, GENERAL_DOMAIN),
     _cue("knowledge", "general", 1.2, QUESTION_KNOWLEDGE),
     _cue("history", "general", 1.5, HISTORY),
+    _cue("long_question", "general", 0.5, LONG_QUESTION),
 )
+#: Below this, no kind has enough evidence and the request is ``general``.
+MIN_SCORE = 0.8
 _DELAY = re.compile(DELAY)
 _FRESH = re.compile(FRESH)
 _AREA_SETTING = re.compile(
@@ -479,12 +524,12 @@ def route(norm: str, *, named_device: bool = False, area_named: bool = False) ->
     if named_device:
         scores["device"] += 2.5
         hits.append("named_device")
-    if area_named and (scores["device"] > 0 or _AREA_SETTING.search(norm)):
+    if (area_named or "room" in hits) and (scores["device"] > 0.5 or _AREA_SETTING.search(norm)):
         # A room with an action, a level or a colour ("kitchen 50", "my living room purple").
         scores["device"] += 1.0 if scores["device"] > 0 else 2.0
         hits.append("area")
     # A device action with a delay ("turn off the lights in ten minutes") is a delayed action.
-    if scores["device"] >= 2.0 and "device_verb" in hits and _DELAY.search(norm):
+    if scores["device"] >= 2.0 and {"device_verb", "weak_device_verb"} & set(hits) and _DELAY.search(norm):
         scores["timer"] += scores["device"] + 0.5
         hits.append("delayed_action")
     # Time words inside a timer, calendar or web request belong to it ("what time is my meeting",
@@ -493,7 +538,7 @@ def route(norm: str, *, named_device: bool = False, area_named: bool = False) ->
         scores["datetime"] -= 1.5
     kind = max(KINDS, key=lambda k: (scores[k], -KINDS.index(k)))
     best = scores[kind]
-    if best <= 0:
+    if best < MIN_SCORE:
         return Route("general", 0.5, scores, tuple(hits))
     runner_up = max(v for k, v in scores.items() if k != kind)
     confidence = min(0.99, 0.5 + 0.5 * (best - max(runner_up, 0.0)) / (best + 1.0))
