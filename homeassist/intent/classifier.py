@@ -1,16 +1,20 @@
 """IntentClassifier: which kind of request this is, and the local command when it is fully resolved.
 
-Pure and fast (no I/O, no model). This first version is keyword rules over normalised speech-to-text
-output; the device and time tools it resolves are the ones the local path runs without the model.
-Anything ambiguous carries no command, so the model decides with the tier's tools.
+Pure and fast (no I/O, no model). The kind comes from weighted cues (``router``); for device requests
+the target is one named device of the home, or a group the home has ("the kitchen", "all the lights",
+"the bedroom blinds"), and the action and value come from the words. Anything ambiguous (two devices,
+a missing value, a name the home does not have) carries no command, so the model decides with the
+tier's tools: a device is never guessed.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from homeassist.intent.home import Home, NamedDevice, areas_of, devices_of, normalize_name
+from homeassist.intent.numbers import words_to_digits
 from homeassist.intent.router import route
 from homeassist.messages import Command, Intent
 
@@ -18,36 +22,38 @@ _WAKE = re.compile(r"^(hey|hi|ok|okay)?\s*(jarvis|mycroft|rhasspy|nabu|alexa|com
 _FILLER = re.compile(
     r"\b(please|could you|can you|would you|will you|i want you to|i'd like you to|kindly|for me)\b"
 )
-_PUNCT = re.compile(r"[^\w\s%'.]")
+_PUNCT = re.compile(r"[^\w\s%'.°]")
 
-_TIMER = re.compile(
-    r"\b(timers?|alarms?|remind(er|ers)?|wake me|count ?down|stopwatch|snooze)\b"
-    r"|\b(in|after|for) (\d+|a|an|one|two|three|five|ten|fifteen|twenty|thirty) "
-    r"(seconds?|minutes?|hours?)\b"
-)
-_DATETIME = re.compile(
-    r"\bwhat(?:'s| is)? (?:the )?(?:current )?(time|date|day)\b"
-    r"|\bwhat time\b|\btoday'?s date\b|\bwhat day\b|\bwhich day\b|\bwhat (year|month) is it\b"
-    r"|\b(tell|give) me the (time|date)\b|\bdate today\b|\btime is it\b"
-)
-_DEVICE_ACTION = re.compile(
-    r"\b(turn|switch|power|put) (on|off)\b|\b(turn|switch|power)\b.*\b(on|off)$"
-    r"|\b(dim|brighten|unlock|lock)\b|\bset (the )?\w+.* to \d+"
-)
-_DEVICE_NOUN = re.compile(
-    r"\b(lights?|lamps?|bulbs?|switch(es)?|plugs?|outlets?|sockets?|thermostat|heating|heater|"
-    r"ac|air conditioning|fan|fans|blinds?|shades?|curtains?|shutters?|garage( door)?|locks?|"
-    r"door|doors|windows?|sensor|humidity|motion|brightness|dimmer)\b"
-)
-_WEB = re.compile(
-    r"\b(weather|forecast|rain(ing)?|snow(ing)?|sunny|news|headlines|score|scores|stocks?|"
-    r"price of|exchange rate|traffic|election|latest|tonight's game)\b"
-)
 _STATE_QUESTION = re.compile(
-    r"^(is|are|was|were|what'?s|what is|what are|how|tell me if|check)\b|\b(left|still) (on|off|open)\b"
+    r"^(is|are|was|were|what'?s|what is|what are|how|tell me if|check|which|any)\b"
+    r"|\b(left|still) (on|off|open)\b"
 )
 _PERCENT = re.compile(r"\b(\d{1,3})\s*(%|percent|per cent)")
-_DEGREES = re.compile(r"\b(\d{1,3}(?:\.\d)?)\s*(°|degrees?)?(?: (celsius|fahrenheit|c|f))?$")
+_DEGREES = re.compile(r"\b(\d{1,3}(?:\.\d)?)\s*(?:°|degrees?)?(?: (?:celsius|fahrenheit|c|f))?$")
+_GROUP = re.compile(r"\b(all|every|everything|each|whole|entire)\b")
+#: Nouns for a type of device, as a person says them, and the Home Assistant domain they mean.
+_TYPE_NOUNS = {
+    "light": "light",
+    "lamp": "light",
+    "bulb": "light",
+    "lighting": "light",
+    "blind": "cover",
+    "shade": "cover",
+    "curtain": "cover",
+    "shutter": "cover",
+    "awning": "cover",
+    "cover": "cover",
+    "switch": "switch",
+    "plug": "switch",
+    "outlet": "switch",
+    "socket": "switch",
+    "thermostat": "climate",
+    "heating": "climate",
+    "lock": "lock",
+    "fan": "fan",
+}
+_TYPE_NOUN = re.compile(r"\b(" + "|".join(_TYPE_NOUNS) + r")(e?s)?\b")
+_SWITCH_VERB = re.compile(r"^switch\b|\bswitch (?=(?:on|off|the|it|every|all|my|our|to|a)\b)")
 
 
 def normalize_text(text: str) -> str:
@@ -68,13 +74,24 @@ class IntentClassifier:
         if not norm:
             return Intent("general", 0.3)
         named = _named_devices(norm, devices_of(home))
-        area_named = any(_contains(norm, normalize_name(a)) for a in areas_of(home))
-        routed = route(norm, named_device=bool(named), area_named=area_named)
+        areas = [a for a in areas_of(home) if _contains(norm, normalize_name(a))]
+        routed = route(norm, named_device=bool(named), area_named=bool(areas))
         if routed.kind == "datetime":
             return Intent("datetime", routed.confidence, Command("get_current_datetime", {}))
         if routed.kind == "device":
-            return Intent("device", routed.confidence, _device_command(norm, named))
+            target = _target(norm, named, areas, home)
+            command = _device_command(words_to_digits(norm), target) if target else None
+            return Intent("device", routed.confidence, command)
         return Intent(routed.kind, routed.confidence)
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a device command acts on: one device, or a group phrase the device tools resolve."""
+
+    device: str
+    types: frozenset[str]
+    group: bool = False
 
 
 def _contains(text: str, phrase: str) -> bool:
@@ -82,33 +99,82 @@ def _contains(text: str, phrase: str) -> bool:
 
 
 def _named_devices(norm: str, devices: list[NamedDevice]) -> list[NamedDevice]:
+    """Devices the text names; a name inside a longer one that also matched ("lamp" within
+    "living room lamp") does not count."""
     text = normalize_name(norm)
-    return [d for d in devices if any(_contains(text, n) for n in d.names)]
+    # Each device's longest name that the text contains (names are sorted longest first).
+    said = {d.name: (d, n) for d in devices for n in reversed(d.names) if _contains(text, n)}
+    return [d for d, n in said.values() if not any(n != other and n in other for _, other in said.values())]
 
 
-def _device_command(norm: str, named: list[NamedDevice]) -> Command | None:
-    """The one tool call the request resolves to, or None when anything is ambiguous."""
-    if len(named) != 1:
+def _target(
+    norm: str, named: list[NamedDevice], areas: list[str], home: Home | dict[str, Any] | None
+) -> Target | None:
+    """One named device, or a group the home has; None when it is ambiguous or unknown."""
+    if len(named) == 1:
+        device = named[0]
+        rest = normalize_name(norm)
+        for name in device.names:
+            rest = re.sub(rf"\b{re.escape(name)}s?\b", " ", rest)
+        if any(_contains(rest, normalize_name(a)) for a in areas if a != device.area):
+            return None  # "the kitchen light in the bedroom"
+        return Target(device.name, frozenset({device.type}))
+    if named or len(areas) > 1:
         return None
-    device = named[0].name
-    if _STATE_QUESTION.search(norm):
-        return Command("get_device_state", {"device": device})
-    if re.search(r"\bunlock\b", norm):
-        return Command("set_lock", {"device": device, "locked": False})
-    if re.search(r"\block\b", norm):
-        return Command("set_lock", {"device": device, "locked": True})
-    if named[0].type == "cover":
-        if re.search(r"\b(open|raise|up)\b", norm) and not re.search(r"\b(close|lower|down)\b", norm):
-            return Command("turn_on", {"device": device})
-        if re.search(r"\b(close|shut|lower|down)\b", norm) and not re.search(r"\b(open|raise|up)\b", norm):
-            return Command("turn_off", {"device": device})
-    if named[0].type == "climate" and (degrees := _DEGREES.search(norm)) and not _PERCENT.search(norm):
-        return Command("set_temperature", {"device": device, "degrees": float(degrees.group(1))})
-    percent = _PERCENT.search(norm)
-    if percent and int(percent.group(1)) <= 100:
-        return Command("set_level", {"device": device, "percent": int(percent.group(1))})
-    if re.search(r"\b(on)\b", norm) and not re.search(r"\boff\b", norm):
-        return Command("turn_on", {"device": device})
-    if re.search(r"\b(off)\b", norm) and not re.search(r"\bon\b", norm):
-        return Command("turn_off", {"device": device})
+    devices = devices_of(home)
+    area = areas[0] if areas else None
+    in_area = [d for d in devices if area is None or d.area == area]
+    nouns = list(_TYPE_NOUN.finditer(_SWITCH_VERB.sub("", norm)))
+    types = frozenset(_TYPE_NOUNS[m.group(1)] for m in nouns)
+    plural = any(m.group(2) for m in nouns) or bool(_GROUP.search(norm))
+    if types:
+        matching = [d for d in in_area if d.type in types]
+        if not matching:
+            return None
+        if plural:
+            noun = nouns[0].group(1)
+            return Target(f"{area} {noun}s" if area else f"all {noun}s", types, group=True)
+        # "the light in the kitchen", "the thermostat": the one device of that type there, else the
+        # model decides.
+        return Target(matching[0].name, types) if len(matching) == 1 else None
+    if area and in_area:
+        return Target(area, frozenset(d.type for d in in_area), group=True)
+    return None
+
+
+def _device_command(text: str, target: Target) -> Command | None:
+    """The one tool call the request resolves to, or None when the action or value is unclear."""
+    device = {"device": target.device}
+    if _STATE_QUESTION.search(text):
+        return Command("get_device_state", device)
+    if target.types == {"lock"}:
+        if re.search(r"\bunlock\b", text):
+            return Command("set_lock", {**device, "locked": False})
+        if re.search(r"\block\b", text):
+            return Command("set_lock", {**device, "locked": True})
+        return None
+    if target.types == {"cover"}:
+        opening = re.search(r"\b(open|raise|up)\b", text)
+        closing = re.search(r"\b(close|shut|lower|down)\b", text)
+        if opening and not closing:
+            return Command("turn_on", device)
+        if closing and not opening:
+            return Command("turn_off", device)
+    percent = _PERCENT.search(text)
+    if target.types == {"climate"} and not target.group and not percent:
+        if re.search(r"\b(set|make|change|adjust|put|turn|heat)\b", text) and (
+            degrees := _DEGREES.search(text)
+        ):
+            return Command("set_temperature", {**device, "degrees": float(degrees.group(1))})
+        return None
+    if percent and int(percent.group(1)) <= 100 and target.types <= {"light", "cover"}:
+        return Command("set_level", {**device, "percent": int(percent.group(1))})
+    if percent:
+        return None
+    on = re.search(r"\bon\b", text)
+    off = re.search(r"\boff\b", text)
+    if on and not off:
+        return Command("turn_on", device)
+    if off and not on:
+        return Command("turn_off", device)
     return None

@@ -327,6 +327,7 @@ WEB = (
         r"stocks?",
         r"shares?",
         r"stock market",
+        r"markets?",
         r"dow jones",
         r"nasdaq",
         r"s ?& ?p",

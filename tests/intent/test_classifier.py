@@ -16,6 +16,8 @@ HOME: Home = {
         {"name": "Front Door", "area": "Entrance", "type": "lock"},
         {"name": "Bedroom Blinds", "area": "Bedroom", "type": "cover"},
         {"name": "Hallway Thermostat", "area": "Hallway", "type": "climate"},
+        {"name": "Bedroom Lamp", "area": "Bedroom", "type": "light"},
+        {"name": "Coffee Maker", "area": "Kitchen", "type": "switch"},
     ],
     "areas": ["Kitchen", "Porch", "Living Room", "Entrance", "Bedroom", "Hallway"],
     "floors": [],
@@ -129,3 +131,114 @@ def test_covers_and_thermostats_resolve_to_their_tools(text: str, command: Comma
 def test_open_or_close_without_a_known_device_is_not_a_local_command() -> None:
     assert classifier.classify("open and close the bedroom blinds", HOME).command is None
     assert classifier.classify("close the garage", HOME).command is None
+
+
+@pytest.mark.parametrize(
+    ("text", "command"),
+    [
+        (
+            "set the living room lamp to thirty percent",
+            Command("set_level", {"device": "Living Room Lamp", "percent": 30}),
+        ),
+        (
+            "bedroom lamp seventy five percent",
+            Command("set_level", {"device": "Bedroom Lamp", "percent": 75}),
+        ),
+        (
+            "set the thermostat to twenty point five degrees",
+            Command("set_temperature", {"device": "Hallway Thermostat", "degrees": 20.5}),
+        ),
+        ("turn on the light in the porch", Command("turn_on", {"device": "Porch Light"})),
+    ],
+)
+def test_numbers_in_words_and_names_in_any_order(text: str, command: Command) -> None:
+    assert classifier.classify(text, HOME).command == command
+
+
+@pytest.mark.parametrize(
+    ("text", "command"),
+    [
+        ("turn off all the lights", Command("turn_off", {"device": "all lights"})),
+        ("switch on every lamp", Command("turn_on", {"device": "all lamps"})),
+        ("turn off the kitchen", Command("turn_off", {"device": "Kitchen"})),
+        ("turn on the bedroom lights", Command("turn_on", {"device": "Bedroom lights"})),
+        ("close all the blinds", Command("turn_off", {"device": "all blinds"})),
+        ("are the lights on", Command("get_device_state", {"device": "all lights"})),
+    ],
+)
+def test_groups_the_home_has_resolve_to_a_group_command(text: str, command: Command) -> None:
+    intent = classifier.classify(text, HOME)
+    assert (intent.kind, intent.command) == ("device", command)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "turn on the lamp",  # Living Room Lamp or Bedroom Lamp
+        "turn on the fans",  # the home has no fan
+        "turn off the kitchen light and the coffee maker",
+        "turn on the kitchen light in the bedroom",
+        "set the bedroom lamp",  # no value
+        "set the front door to 50 percent",  # a lock has no level
+        "set the kitchen to 20 percent",  # a light and a plug
+    ],
+)
+def test_ambiguous_or_impossible_requests_go_to_the_model(text: str) -> None:
+    intent = classifier.classify(text, HOME)
+    assert intent.kind == "device"
+    assert intent.command is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "is the porch light on",
+        "are the bedroom blinds open",
+        "is the front door locked",
+        "which lights are on",
+        "is the kitchen light still on",
+    ],
+)
+def test_state_questions_never_switch(text: str) -> None:
+    intent = classifier.classify(text, HOME)
+    assert intent.kind == "device"
+    assert intent.command is None or intent.command.tool == "get_device_state"
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        # Without a home, device vocabulary still routes.
+        ("turn the fan on", "device"),
+        ("make it a bit brighter in here", "device"),
+        ("it's too cold in the bedroom", "device"),
+        ("start the robot vacuum", "device"),
+        ("what's the humidity in the living room", "device"),
+        # Temperature: a room is a device question, a place or the outdoors is the web.
+        ("how hot is it in madrid", "web"),
+        ("what will the temperature be tomorrow", "web"),
+        ("is it cold outside", "web"),
+        # Timers, alarms, reminders, calendar entries and delayed actions.
+        ("wake me up at seven thirty", "timer"),
+        ("add dentist appointment on friday at ten am", "timer"),
+        ("remind me to send an email to my boss", "timer"),
+        ("turn off the lights in twenty minutes", "timer"),
+        ("status of the kitchen timer", "timer"),
+        # The clock.
+        ("what's the date today", "datetime"),
+        ("what time is it in tokyo", "datetime"),
+        ("is it friday today", "datetime"),
+        # Fresh information.
+        ("will it rain this weekend", "web"),
+        ("how are the markets doing today", "web"),
+        ("what's the euro to dollar exchange rate", "web"),
+        # No tool for these: the model says so.
+        ("send an email to mom about the meeting", "general"),
+        ("add milk to my shopping list", "general"),
+        ("open the chess app", "general"),
+        ("who was the first president of the united states", "general"),
+        ("what is the capital of peru", "general"),
+    ],
+)
+def test_hard_routing_cases(text: str, kind: str) -> None:
+    assert classifier.classify(text).kind == kind
