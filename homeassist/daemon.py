@@ -66,6 +66,7 @@ def build_runtime(settings: Settings) -> Runtime:
         model=model,
         prefer_local=settings.assistant.prefer_local,
         devices=zwave,
+        follow_up_s=settings.assistant.follow_up_s,
     )
     return Runtime(
         settings=settings, executor=executor, tools=tools, model=model, assistant=assistant, zwave=zwave

@@ -15,12 +15,12 @@ from typing import Any, Protocol
 
 from homeassist.assistant.local import local_reply
 from homeassist.errors import HomeassistError, ModelError, ZWaveUnavailableError
-from homeassist.intent.classifier import IntentClassifier
+from homeassist.intent.classifier import FollowUp, IntentClassifier
 from homeassist.intent.home import Home
 from homeassist.llm.base import ModelClient, SentenceSink
-from homeassist.messages import Intent, Path, Reply, ToolResult
+from homeassist.messages import Command, Intent, Path, Reply, ToolResult
 from homeassist.tools.executor import ToolExecutor
-from homeassist.tools.manager import ToolManager
+from homeassist.tools.manager import DEVICE_TOOLS, ToolManager
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -50,6 +50,7 @@ class Assistant:
         model: ModelClient,
         prefer_local: bool = True,
         devices: DeviceBackend | None = None,
+        follow_up_s: float = 30.0,
     ) -> None:
         self.classifier = classifier
         self.executor = executor
@@ -57,6 +58,8 @@ class Assistant:
         self.model = model
         self.prefer_local = prefer_local
         self.devices = devices
+        self.follow_up_s = follow_up_s
+        self._last_device: tuple[float, Command] | None = None
 
     async def handle(self, text: str, *, on_sentence: SentenceSink | None = None) -> Reply:
         request_id = uuid.uuid4().hex[:8]
@@ -66,7 +69,8 @@ class Assistant:
 
         unavailable: ZWaveUnavailableError | None = None
         home = self.devices.home() if self.devices else None
-        intent = self.classifier.classify(text, home)
+        follow_up = self._follow_up()
+        intent = self.classifier.classify(text, home, follow_up)
         timings["classify"] = _ms(start)
         if self.devices is not None and home is None and intent.kind in NEEDS_DEVICES:
             # Only device and timer requests wait for Z-Wave; "what time is it" never does.
@@ -74,7 +78,7 @@ class Assistant:
             devices_ready = await self.devices.ready()
             timings["devices_wait"] = _ms(stage)
             if devices_ready:
-                intent = self.classifier.classify(text, self.devices.home())
+                intent = self.classifier.classify(text, self.devices.home(), follow_up)
             elif intent.kind == "device":
                 unavailable = ZWaveUnavailableError(self.devices.unavailable_reason())
         tools = self.tools.tools_for(intent.kind)
@@ -116,6 +120,7 @@ class Assistant:
                 actions.extend(answer.actions)
                 recoveries.extend(answer.recoveries)
                 reply_text = answer.text
+        self._remember_device(actions)
         timings["total"] = _ms(start)
         reply = Reply(
             text=reply_text,
@@ -130,6 +135,18 @@ class Assistant:
         )
         log_summary(reply)
         return reply
+
+    def _follow_up(self) -> FollowUp | None:
+        """The last device command while ``follow_up_s`` has not run out ("turn it off" refers to it)."""
+        if self._last_device is None:
+            return None
+        at, command = self._last_device
+        return FollowUp(command) if time.monotonic() - at <= self.follow_up_s else None
+
+    def _remember_device(self, actions: list[ToolResult]) -> None:
+        for action in actions:
+            if action.ok and action.tool in DEVICE_TOOLS and action.args.get("device"):
+                self._last_device = (time.monotonic(), Command(action.tool, dict(action.args)))
 
     async def _run_local(
         self, text: str, intent: Intent, actions: list[ToolResult], timings: dict[str, float]

@@ -66,23 +66,80 @@ def normalize_text(text: str) -> str:
     return re.sub(r"\s+", " ", lowered).strip()
 
 
-class IntentClassifier:
-    """``classify(text, home) -> Intent``. Stateless; safe to share."""
+@dataclass(frozen=True)
+class FollowUp:
+    """The last device command, for a request that refers back to it ("turn it off", "the porch too").
+    The Assistant passes it while ``[assistant] follow_up_s`` has not run out."""
 
-    def classify(self, text: str, home: Home | dict[str, Any] | None = None) -> Intent:
+    command: Command
+
+    @property
+    def device(self) -> str:
+        return str(self.command.args.get("device") or "")
+
+
+_PRONOUN = re.compile(r"\b(it|them|that|those|these|this one|that one)\b")
+_ALSO = re.compile(
+    r"^(and|also|plus|what about|how about|same for|same with|now|then)\b|\b(too|as well|also)$"
+)
+_OWN_ACTION = re.compile(r"\b(on|off|open|close|lock|unlock|\d+|percent|degrees?|brighter|dimmer)\b")
+
+
+class IntentClassifier:
+    """``classify(text, home, follow_up) -> Intent``. Stateless; safe to share."""
+
+    def classify(
+        self, text: str, home: Home | dict[str, Any] | None = None, follow_up: FollowUp | None = None
+    ) -> Intent:
         norm = normalize_text(text)
         if not norm:
             return Intent("general", 0.3)
-        named = _named_devices(norm, devices_of(home))
+        # Weather entities are places to ask about, not devices to control.
+        named = [d for d in _named_devices(norm, devices_of(home)) if d.type != "weather"]
         areas = [a for a in areas_of(home) if _contains(norm, normalize_name(a))]
-        routed = route(norm, named_device=bool(named), area_named=bool(areas))
+        if follow_up is not None and follow_up.device:
+            intent = _follow_up(norm, named, areas, home, follow_up)
+            if intent is not None:
+                return intent
+        digits = words_to_digits(norm)
+        routed = route(digits, named_device=bool(named), area_named=bool(areas))
         if routed.kind == "datetime":
             return Intent("datetime", routed.confidence, Command("get_current_datetime", {}))
         if routed.kind == "device":
             target = _target(norm, named, areas, home)
-            command = _device_command(words_to_digits(norm), target) if target else None
+            command = _device_command(digits, target) if target else None
             return Intent("device", routed.confidence, command)
         return Intent(routed.kind, routed.confidence)
+
+
+def _follow_up(
+    norm: str,
+    named: list[NamedDevice],
+    areas: list[str],
+    home: Home | dict[str, Any] | None,
+    follow_up: FollowUp,
+) -> Intent | None:
+    """A request that only makes sense after the last one, resolved against it; else None."""
+    if not named and not areas and _PRONOUN.search(norm):
+        # "turn it off", "lock it", "set it to 40 percent": a new action on the last device.
+        if route(words_to_digits(norm)).kind != "device":
+            return None
+        last = normalize_text(follow_up.device)
+        target = _target(
+            last,
+            _named_devices(last, devices_of(home)),
+            [a for a in areas_of(home) if _contains(last, normalize_name(a))],
+            home,
+        ) or Target(follow_up.device, frozenset())
+        return Intent("device", 0.8, _device_command(words_to_digits(norm), target))
+    if (named or areas) and _ALSO.search(norm) and not _OWN_ACTION.search(norm):
+        # "and the porch too": the last action on another device or room.
+        other = _target(norm, named, areas, home)
+        if other is None:
+            return Intent("device", 0.7)
+        args = {**follow_up.command.args, "device": other.device}
+        return Intent("device", 0.8, Command(follow_up.command.tool, args))
+    return None
 
 
 @dataclass(frozen=True)

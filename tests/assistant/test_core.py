@@ -93,3 +93,50 @@ async def test_device_request_with_zwave_down_says_so_and_keeps_going(closed_url
         assert later.path == "local" and "devices_wait" not in later.timings_ms
     finally:
         await runtime.aclose()
+
+
+# --- against the simulated home ---------------------------------------------------------------------
+
+
+async def test_resolved_device_requests_run_locally_and_ambiguous_ones_go_to_the_model(
+    closed_url: str, sim_url: str
+) -> None:
+    runtime = runtime_for(closed_url, HOMEASSIST_ZWAVE__URL=sim_url)
+    try:
+        local = {
+            "turn off the kitchen light": ("turn_off", "Kitchen Light is now off."),
+            "set the living room lamp to thirty percent": ("set_level", "Living Room Lamp is now at 30%."),
+            "close the bedroom blinds": ("turn_off", "Bedroom Blinds is now off."),
+            "turn off all the lights": ("turn_off", None),
+        }
+        for text, (tool, expected) in local.items():
+            reply = await runtime.assistant.handle(text)
+            assert (reply.path, reply.error) == ("local", None), text
+            assert [a.tool for a in reply.actions] == [tool], text
+            assert expected is None or reply.text == expected, reply.text
+        # Two lamps, and a device the home does not have: the model decides (here: it is down).
+        for text in ("turn on the lamp", "turn on the sauna heater"):
+            reply = await runtime.assistant.handle(text)
+            assert reply.intent.kind == "device" and reply.intent.command is None, text
+            assert reply.path == "model" and reply.actions == (), text
+            assert reply.error is not None and reply.error.startswith("ModelUnreachableError")
+    finally:
+        await runtime.aclose()
+
+
+async def test_follow_ups_refer_to_the_last_device_until_follow_up_s_runs_out(
+    closed_url: str, sim_url: str
+) -> None:
+    runtime = runtime_for(closed_url, HOMEASSIST_ZWAVE__URL=sim_url)
+    try:
+        first = await runtime.assistant.handle("turn on the porch light")
+        assert first.text == "Porch Light is now on."
+        it = await runtime.assistant.handle("turn it off")
+        assert (it.path, it.text) == ("local", "Porch Light is now off.")
+        too = await runtime.assistant.handle("and the kitchen light too")
+        assert (too.path, too.text) == ("local", "Kitchen Light is now off.")
+        runtime.assistant.follow_up_s = 0.0
+        late = await runtime.assistant.handle("turn it on")
+        assert late.intent.command is None and late.path == "model"
+    finally:
+        await runtime.aclose()

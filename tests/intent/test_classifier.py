@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from homeassist.intent.classifier import IntentClassifier, normalize_text
+from homeassist.intent.classifier import FollowUp, IntentClassifier, normalize_text
 from homeassist.intent.home import Home
 from homeassist.messages import Command
 
@@ -242,3 +242,36 @@ def test_state_questions_never_switch(text: str) -> None:
 )
 def test_hard_routing_cases(text: str, kind: str) -> None:
     assert classifier.classify(text).kind == kind
+
+
+LAST = FollowUp(Command("turn_on", {"device": "Kitchen Light"}))
+
+
+@pytest.mark.parametrize(
+    ("text", "command"),
+    [
+        ("turn it off", Command("turn_off", {"device": "Kitchen Light"})),
+        ("switch that back on", Command("turn_on", {"device": "Kitchen Light"})),
+        ("and the porch light too", Command("turn_on", {"device": "Porch Light"})),
+        ("the bedroom lamp as well", Command("turn_on", {"device": "Bedroom Lamp"})),
+        ("and the porch too", Command("turn_on", {"device": "Porch"})),
+        ("set it to fifty percent", Command("set_level", {"device": "Kitchen Light", "percent": 50})),
+    ],
+)
+def test_follow_ups_refer_to_the_last_device(text: str, command: Command) -> None:
+    intent = classifier.classify(text, HOME, LAST)
+    assert (intent.kind, intent.command) == ("device", command)
+
+
+def test_a_relative_follow_up_goes_to_the_model_as_a_device_request() -> None:
+    intent = classifier.classify("a bit brighter", HOME, LAST)
+    assert (intent.kind, intent.command) == ("device", None)
+
+
+@pytest.mark.parametrize("text", ["what time is it", "what is it", "tell me a joke about it"])
+def test_other_requests_ignore_the_last_device(text: str) -> None:
+    assert classifier.classify(text, HOME, LAST).kind != "device"
+
+
+def test_without_a_last_device_it_is_not_resolved() -> None:
+    assert classifier.classify("turn it off", HOME).command is None
