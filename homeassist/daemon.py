@@ -22,6 +22,7 @@ from homeassist.assistant import Assistant
 from homeassist.config.settings import Settings
 from homeassist.intent.classifier import IntentClassifier
 from homeassist.llm.base import ModelClient
+from homeassist.llm.ollama import OllamaClient
 from homeassist.llm.unavailable import UnavailableModelClient
 from homeassist.tools.clock import make_datetime_tool
 from homeassist.tools.devices import make_device_tools
@@ -47,8 +48,10 @@ class Runtime:
         await self.zwave.stop()
 
 
-def build_model_client(settings: Settings) -> ModelClient:
-    return UnavailableModelClient(settings.ollama, "the Ollama client is not part of this version yet")
+def build_model_client(settings: Settings, executor: ToolExecutor) -> ModelClient:
+    if settings.ollama.provider == "ollama":
+        return OllamaClient(settings.ollama, executor, max_tool_rounds=settings.assistant.max_tool_rounds)
+    return UnavailableModelClient(settings.ollama, "the Anthropic client is not part of this version yet")
 
 
 def build_runtime(settings: Settings) -> Runtime:
@@ -58,7 +61,7 @@ def build_runtime(settings: Settings) -> Runtime:
     for tool in make_device_tools(zwave.control):
         executor.register(tool)
     tools = ToolManager(executor)
-    model = build_model_client(settings)
+    model = build_model_client(settings, executor)
     assistant = Assistant(
         classifier=IntentClassifier(),
         executor=executor,
@@ -84,6 +87,13 @@ async def run_console(runtime: Runtime, stdin: TextIO | None = None, stdout: Tex
     lines = read_lines(stdin)
     # Z-Wave (and the simulated home) comes up in the background: the console answers at once.
     zwave_start = asyncio.create_task(runtime.zwave.start(), name="zwave-start")
+    if isinstance(runtime.model, OllamaClient):
+        # Load the model now, so the first question is not a cold start; a failure is only logged.
+        warm_up: asyncio.Task[bool] | None = asyncio.create_task(
+            runtime.model.warm_up(), name="model-warm-up"
+        )
+    else:
+        warm_up = None
     try:
         while True:
             if interactive:
@@ -99,10 +109,13 @@ async def run_console(runtime: Runtime, stdin: TextIO | None = None, stdout: Tex
             reply = await runtime.assistant.handle(text)
             print(f"homeassist> {reply.text}", file=stdout, flush=True)
     finally:
-        if not zwave_start.done():
-            zwave_start.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await zwave_start
+        for task in (zwave_start, warm_up):
+            if task is None:
+                continue
+            if not task.done():
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
         await runtime.aclose()
     _LOGGER.info("Console stopped")
     return 0

@@ -39,6 +39,24 @@ class ModelNotConfiguredError(ModelError):
     """No usable model client is configured."""
 
 
+class ModelNotFoundError(ModelError):
+    """The server answers but does not have the model (not pulled)."""
+
+    spoken = "The language model isn't installed yet, so I can't answer that right now."
+
+
+class ModelTimeoutError(ModelError):
+    """The model server did not answer within ``[ollama] timeout_s``."""
+
+    spoken = "The language model took too long, so I gave up on that."
+
+
+class ModelResponseError(ModelError):
+    """The model server failed mid-answer: an error line, a dropped stream, a truncated answer."""
+
+    spoken = "The language model stopped in the middle of its answer; please try again."
+
+
 class ToolError(HomeassistError):
     """A tool could not do what it was asked; its message is what the model and the user see."""
 

@@ -61,12 +61,16 @@ async def probe_ollama(url: str, timeout_s: float) -> str:
             response.raise_for_status()
             version = response.json().get("version", "unknown")
     except (httpx.HTTPError, ValueError) as err:
-        detail = str(err) or type(err).__name__
-        raise ModelUnreachableError(
-            f"Ollama at {url} is unreachable ({detail}). Start it with `ollama serve` "
-            "(or `systemctl start ollama`), or point [ollama] base_url / HOMEASSIST_OLLAMA__BASE_URL "
-            "at a running server.",
-            spoken=f"I can't reach the language model at {url}, so I can't answer that right now.",
-        ) from err
+        raise unreachable_error(url, str(err) or type(err).__name__) from err
     _LOGGER.debug("Ollama at %s is version %s", url, version)
     return str(version)
+
+
+def unreachable_error(url: str, detail: str) -> ModelUnreachableError:
+    """The error for a model server that does not answer: the URL, what happened, and the fix."""
+    return ModelUnreachableError(
+        f"Ollama at {url} is unreachable ({detail}). Start it with `ollama serve` "
+        "(or `systemctl start ollama`), or point [ollama] base_url / HOMEASSIST_OLLAMA__BASE_URL "
+        "at a running server.",
+        spoken=f"I can't reach the language model at {url}, so I can't answer that right now.",
+    )

@@ -10,6 +10,9 @@ import pytest
 
 from homeassist.config.loader import load_settings
 from homeassist.daemon import Runtime, build_runtime
+from homeassist.tools.manager import DEVICE_TOOLS
+from tests.llm.standin import OllamaStandIn, reply, tool_calls
+from tests.zwave.conftest import KITCHEN_LIGHT, SWITCH, Observer
 
 
 def runtime_for(base_url: str, **env: str) -> Runtime:
@@ -140,3 +143,44 @@ async def test_follow_ups_refer_to_the_last_device_until_follow_up_s_runs_out(
         assert late.intent.command is None and late.path == "model"
     finally:
         await runtime.aclose()
+
+
+async def test_with_prefer_local_off_the_model_switches_the_device_through_its_tool(
+    sim_url: str,
+) -> None:
+    async with OllamaStandIn() as ollama:
+        runtime = runtime_for(
+            ollama.url, HOMEASSIST_ZWAVE__URL=sim_url, HOMEASSIST_ASSISTANT__PREFER_LOCAL="false"
+        )
+        try:
+            ollama.script(
+                tool_calls(("turn_on", {"device": "kitchen light"})),
+                reply("The kitchen light is on."),
+                reply("Hamlet was written by William Shakespeare."),
+                tool_calls(("get_current_datetime", {})),
+                reply("It's noon."),
+            )
+            reply_ = await runtime.assistant.handle("turn on the kitchen light")
+            assert (reply_.path, reply_.text) == ("model", "The kitchen light is on.")
+            assert [(a.tool, a.ok, a.caller) for a in reply_.actions] == [("turn_on", True, "model")]
+            assert reply_.actions[0].content == "Kitchen Light is now on."
+            async with Observer(sim_url) as watcher:
+                assert await watcher.read(KITCHEN_LIGHT, SWITCH, "currentValue") is True
+            # Each tier's tools, and none for a general question.
+            assert tool_names(ollama.chats[0]) == list(DEVICE_TOOLS)
+            await runtime.assistant.handle("who wrote hamlet")
+            assert ollama.chats[2]["tools"] == []
+            await runtime.assistant.handle("what time is it")
+            assert tool_names(ollama.chats[3]) == ["get_current_datetime"]
+            await runtime.assistant.handle("turn off the kitchen light")  # nothing scripted: a model error
+        finally:
+            await runtime.aclose()
+    async with Observer(sim_url) as watcher:
+        # The resolved command still ran on the local path after the model failed.
+        assert await watcher.read(KITCHEN_LIGHT, SWITCH, "currentValue") is False
+
+
+def tool_names(body: dict[str, object]) -> list[str]:
+    tools = body.get("tools")
+    assert isinstance(tools, list)
+    return [tool["function"]["name"] for tool in tools]

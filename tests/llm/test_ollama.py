@@ -1,0 +1,348 @@
+"""OllamaClient against the Ollama stand-in: requests as sent, the tool loop, streaming, every
+recovery, and every server failure told apart."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from langchain_core.tools import BaseTool
+
+from homeassist.errors import (
+    ModelNotFoundError,
+    ModelResponseError,
+    ModelTimeoutError,
+    ModelUnreachableError,
+)
+from homeassist.llm.ollama import DIRECT_ANSWER, I_DONT_KNOW, OllamaClient
+from homeassist.llm.tool_format import to_ollama_tools
+from homeassist.tools.executor import ToolExecutor
+from tests.conftest import free_port
+from tests.llm.conftest import Home, ollama_settings
+from tests.llm.standin import (
+    Chunk,
+    Drop,
+    ErrorLine,
+    OllamaStandIn,
+    Pause,
+    hang,
+    http_error,
+    reply,
+    stream,
+    tool_calls,
+)
+
+MakeClient = Callable[..., tuple[OllamaClient, list[BaseTool]]]
+
+
+class Sentences:
+    def __init__(self) -> None:
+        self.heard: list[tuple[float, str]] = []
+
+    async def __call__(self, sentence: str) -> None:
+        self.heard.append((time.monotonic(), sentence))
+
+    @property
+    def texts(self) -> list[str]:
+        return [text for _, text in self.heard]
+
+
+def tool_names(body: dict[str, Any]) -> list[str]:
+    return [tool["function"]["name"] for tool in body.get("tools") or []]
+
+
+# --- requests -------------------------------------------------------------------------------------
+
+
+async def test_request_body_has_the_settings_and_exactly_the_converted_tools(
+    server: OllamaStandIn, make_client: MakeClient
+) -> None:
+    client, tools = make_client(temperature="0.1", num_ctx="2048", keep_alive="10m")
+    server.script(tool_calls(("turn_on", {"device": "Kitchen Light"})), reply("Kitchen Light is now on."))
+    answer = await client.answer("turn on the kitchen light", tools, kind="device")
+    assert answer.text == "Kitchen Light is now on." and answer.rounds == 1 and answer.recoveries == ()
+    first = server.chats[0]
+    assert first["model"] == "qwen3:0.6b"
+    assert first["think"] is False and first["stream"] is True
+    assert first["options"] == {"num_ctx": 2048, "temperature": 0.1}
+    assert first["keep_alive"] == "10m"
+    assert first["tools"] == to_ollama_tools(tools)
+    assert first["messages"][0]["role"] == "system" and "can't do that yet" in first["messages"][0]["content"]
+    assert first["messages"][1] == {"role": "user", "content": "turn on the kitchen light"}
+
+
+async def test_a_general_request_binds_no_tools(server: OllamaStandIn, make_client: MakeClient) -> None:
+    client, _ = make_client()
+    server.script(reply("Hamlet was written by Shakespeare."))
+    answer = await client.answer("who wrote hamlet", [], kind="general")
+    assert answer.text == "Hamlet was written by Shakespeare."
+    assert server.chats[0]["tools"] == []
+
+
+async def test_two_rounds_list_then_act_with_one_tool_message_per_call(
+    server: OllamaStandIn, make_client: MakeClient, home: Home
+) -> None:
+    client, tools = make_client()
+    server.script(
+        tool_calls(("list_devices", {})),
+        tool_calls(("turn_on", {"device": "Kitchen Light"}), ("turn_on", {"device": "Porch Light"})),
+        reply("Both lights are on."),
+    )
+    answer = await client.answer("turn on the lights", tools, kind="device")
+    assert answer.text == "Both lights are on." and answer.rounds == 2
+    assert [a.tool for a in answer.actions] == ["list_devices", "turn_on", "turn_on"]
+    assert home.switched == [("Kitchen Light", True), ("Porch Light", True)]
+    third = server.chats[2]["messages"]
+    roles = [m["role"] for m in third]
+    assert roles == ["system", "user", "assistant", "tool", "assistant", "tool", "tool"]
+    assert [c["function"]["name"] for c in third[4]["tool_calls"]] == ["turn_on", "turn_on"]
+    assert third[5]["content"] == "Kitchen Light is now on."
+    assert third[6]["content"] == "Porch Light is now on."
+
+
+async def test_tool_rounds_are_bounded_then_the_model_must_answer(
+    server: OllamaStandIn, make_client: MakeClient
+) -> None:
+    client, tools = make_client(max_tool_rounds=2)
+    server.script(
+        tool_calls(("list_devices", {})),
+        tool_calls(("list_devices", {})),
+        reply("Here are your devices."),
+    )
+    answer = await client.answer("what devices are there", tools, kind="device")
+    assert answer.rounds == 2 and answer.text == "Here are your devices."
+    assert [bool(body["tools"]) for body in server.chats] == [True, True, False]
+
+
+# --- streaming ------------------------------------------------------------------------------------
+
+
+async def test_sentences_are_handed_on_as_they_arrive(server: OllamaStandIn, make_client: MakeClient) -> None:
+    client, _ = make_client()
+    server.script(stream(Chunk("It's sunny in "), Chunk("Paris today. "), Pause(2.0), Chunk("Take a hat.")))
+    sink = Sentences()
+    start = time.monotonic()
+    answer = await client.answer("weather in paris", [], kind="web", on_sentence=sink)
+    assert sink.texts == ["It's sunny in Paris today.", "Take a hat."]
+    assert sink.heard[0][0] - start < 1.5  # before the pause ended
+    assert sink.heard[1][0] - start >= 2.0
+    assert answer.text == "It's sunny in Paris today. Take a hat."
+
+
+async def test_text_beside_tool_calls_is_not_spoken(server: OllamaStandIn, make_client: MakeClient) -> None:
+    client, tools = make_client()
+    server.script(
+        tool_calls(("turn_on", {"device": "Kitchen Light"}), content="Sure, let me do that."),
+        reply("Kitchen Light is on."),
+    )
+    sink = Sentences()
+    await client.answer("turn on the kitchen light", tools, kind="device", on_sentence=sink)
+    assert sink.texts == ["Kitchen Light is on."]
+
+
+# --- recovery -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("empty", ["", "<think>\n\n</think>\n\n", "   "])
+async def test_empty_answer_is_retried_without_tools(
+    server: OllamaStandIn, make_client: MakeClient, caplog: pytest.LogCaptureFixture, empty: str
+) -> None:
+    caplog.set_level(logging.INFO)
+    client, tools = make_client()
+    server.script(stream(Chunk(empty)), reply("It is five o'clock."))
+    answer = await client.answer("what time is it", tools, kind="device")
+    assert answer.text == "It is five o'clock."
+    assert answer.recoveries[-1:] == ("empty_retry",)
+    retry = server.chats[1]
+    assert retry["tools"] == [] and DIRECT_ANSWER in retry["messages"][0]["content"]
+    assert "Empty tool call pattern detected" in caplog.text
+    assert "Empty answer retry answered: 2 attempts" in caplog.text
+
+
+async def test_an_empty_retry_ends_in_i_dont_know(server: OllamaStandIn, make_client: MakeClient) -> None:
+    client, tools = make_client()
+    server.script(reply(""), reply(""))
+    sink = Sentences()
+    answer = await client.answer("what is the meaning of it", tools, kind="device", on_sentence=sink)
+    assert answer.text == I_DONT_KNOW and sink.texts == [I_DONT_KNOW]
+    assert len(server.chats) == 2
+
+
+async def test_retry_empty_off_answers_i_dont_know_at_once(
+    server: OllamaStandIn, make_client: MakeClient
+) -> None:
+    client, tools = make_client(retry_empty="false")
+    server.script(reply(""))
+    answer = await client.answer("hm", tools, kind="device")
+    assert answer.text == I_DONT_KNOW and answer.recoveries == () and len(server.chats) == 1
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        '<tool_call>\n{"name": "turn_on", "arguments": {"device": "Kitchen Light"}}\n</tool_call>',
+        '{"name": "turn_on", "arguments": {"device": "Kitchen Light"}}',
+    ],
+)
+async def test_tool_calls_written_as_text_are_run(
+    server: OllamaStandIn, make_client: MakeClient, home: Home, written: str
+) -> None:
+    client, tools = make_client()
+    server.script(reply(written), reply("Kitchen Light is now on."))
+    sink = Sentences()
+    answer = await client.answer("turn on the kitchen light", tools, kind="device", on_sentence=sink)
+    assert home.switched == [("Kitchen Light", True)]
+    assert answer.recoveries == ("text_tool_call",)
+    assert sink.texts == ["Kitchen Light is now on."]
+    assert server.chats[1]["messages"][-1] == {"role": "tool", "content": "Kitchen Light is now on."}
+
+
+async def test_think_blocks_are_never_spoken(server: OllamaStandIn, make_client: MakeClient) -> None:
+    client, _ = make_client()
+    server.script(
+        stream(Chunk("<think>The user wants a joke."), Chunk("</think>Why not? "), Chunk("Here goes."))
+    )
+    sink = Sentences()
+    answer = await client.answer("tell me a joke", [], kind="general", on_sentence=sink)
+    assert answer.text == "Why not? Here goes."
+    assert sink.texts == ["Why not?", "Here goes."]
+    assert "think_stripped" in answer.recoveries
+
+
+async def test_json_string_arguments_are_decoded(
+    server: OllamaStandIn, make_client: MakeClient, home: Home
+) -> None:
+    client, tools = make_client()
+    server.script(tool_calls(("turn_on", '{"device": "Porch Light"}')), reply("Porch Light is on."))
+    answer = await client.answer("turn on the porch light", tools, kind="device")
+    assert home.switched == [("Porch Light", True)]
+    assert "string_arguments" in answer.recoveries
+
+
+async def test_hallucinated_tools_are_refused_and_the_model_corrects_itself(
+    server: OllamaStandIn, make_client: MakeClient, home: Home, caplog: pytest.LogCaptureFixture
+) -> None:
+    client, tools = make_client()
+    offered = [t for t in tools if t.name != "set_level"]  # set_level exists but is not offered
+    server.script(
+        tool_calls(
+            ("switch_light", {"name": "kitchen"}), ("set_level", {"device": "Kitchen Light", "percent": 5})
+        ),
+        tool_calls(("turn_on", {"device": "Kitchen Light"})),
+        reply("Kitchen Light is on."),
+    )
+    answer = await client.answer("turn on the kitchen light", offered, kind="device")
+    assert [a.tool for a in answer.actions] == ["turn_on"]
+    assert answer.recoveries == ("hallucinated_tool", "hallucinated_tool")
+    refusals = server.chats[1]["messages"][-2:]
+    assert refusals[0]["content"].startswith('Error: There is no tool named "switch_light". Available tools:')
+    assert refusals[1]["content"].startswith('Error: There is no tool named "set_level"')
+    assert "qwen3:0.6b called a tool that was not offered: 'switch_light'" in caplog.text
+
+
+async def test_arguments_that_fail_the_schema_are_not_run(
+    server: OllamaStandIn, make_client: MakeClient, home: Home
+) -> None:
+    client, tools = make_client()
+    server.script(
+        tool_calls(("turn_on", {"room": "kitchen"})),
+        tool_calls(("turn_on", {"device": "Kitchen Light"})),
+        reply("Done."),
+    )
+    answer = await client.answer("turn on the kitchen light", tools, kind="device")
+    assert home.switched == [("Kitchen Light", True)]
+    assert answer.recoveries == ("bad_arguments",)
+    refusal = server.chats[1]["messages"][-1]["content"]
+    assert refusal.startswith("Error: Invalid arguments for turn_on: device: Field required")
+
+
+# --- server failures ------------------------------------------------------------------------------
+
+
+async def test_unreachable_server_names_the_url(home: Home) -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    client = OllamaClient(ollama_settings(url), ToolExecutor(home.tools()))
+    with pytest.raises(ModelUnreachableError, match=f"Ollama at {url} is unreachable") as caught:
+        await client.answer("hello", [], kind="general")
+    assert url in caught.value.spoken
+    await client.aclose()
+
+
+async def test_model_not_pulled_says_how_to_pull_it(server: OllamaStandIn, make_client: MakeClient) -> None:
+    client, _ = make_client(model="llama9:70b")
+    with pytest.raises(ModelNotFoundError, match="run `ollama pull llama9:70b`") as caught:
+        await client.answer("hello", [], kind="general")
+    assert caught.value.spoken == "The language model isn't installed yet, so I can't answer that right now."
+
+
+async def test_a_silent_server_times_out(server: OllamaStandIn, make_client: MakeClient) -> None:
+    client, _ = make_client(timeout_s="0.5")
+    server.script(hang(5))
+    start = time.monotonic()
+    with pytest.raises(ModelTimeoutError, match=r"within 0\.5 s \(\[ollama\] timeout_s\)"):
+        await client.answer("hello", [], kind="general")
+    assert time.monotonic() - start < 3
+
+
+@pytest.mark.parametrize(
+    ("turn", "detail", "spoken"),
+    [
+        (
+            stream(Chunk("It is "), ErrorLine("out of memory")),
+            "reported an error mid-answer: out of memory",
+            "",
+        ),
+        (stream(Chunk("It is "), Drop()), "broke off: RemoteProtocolError", ""),
+        (http_error(500, "llama runner crashed"), "answered HTTP 500: llama runner crashed", ""),
+        (reply("It is a long story that", done_reason="length"), "cut off at the token limit", "cut off"),
+    ],
+)
+async def test_failures_mid_answer_are_told_apart(
+    server: OllamaStandIn, make_client: MakeClient, turn: Any, detail: str, spoken: str
+) -> None:
+    client, _ = make_client()
+    server.script(turn)
+    with pytest.raises(ModelResponseError) as caught:
+        await client.answer("tell me a story", [], kind="general")
+    assert detail in str(caught.value)
+    assert caught.value.spoken and spoken in caught.value.spoken
+
+
+async def test_a_healthy_server_gives_none_of_the_failure_sentences(
+    server: OllamaStandIn, make_client: MakeClient
+) -> None:
+    client, _ = make_client()
+    server.script(reply("Paris is the capital of France."))
+    answer = await client.answer("capital of france", [], kind="general")
+    assert answer.text == "Paris is the capital of France."
+    for error in (ModelUnreachableError, ModelNotFoundError, ModelTimeoutError, ModelResponseError):
+        assert error.spoken not in answer.text
+
+
+# --- warm-up --------------------------------------------------------------------------------------
+
+
+async def test_warm_up_loads_the_model_with_keep_alive(
+    server: OllamaStandIn, make_client: MakeClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    client, _ = make_client(keep_alive="1h")
+    assert await client.warm_up() is True
+    assert server.chats == [{"model": "qwen3:0.6b", "messages": [], "keep_alive": "1h"}]
+    assert server.pending == 0 and "Model qwen3:0.6b loaded" in caplog.text
+
+
+async def test_a_failed_warm_up_is_logged_not_raised(
+    server: OllamaStandIn, make_client: MakeClient, caplog: pytest.LogCaptureFixture, home: Home
+) -> None:
+    missing, _ = make_client(model="nope:1b")
+    assert await missing.warm_up() is False
+    assert "run `ollama pull nope:1b`" in caplog.text
+    url = f"http://127.0.0.1:{free_port()}"
+    down = OllamaClient(ollama_settings(url), ToolExecutor(home.tools()))
+    assert await down.warm_up() is False
+    assert f"Ollama at {url} is unreachable" in caplog.text
+    await down.aclose()
