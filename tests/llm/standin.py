@@ -278,6 +278,12 @@ class OllamaStandIn:
         """
         self._turns.extend(turns)
 
+    def clear(self) -> None:
+        """Forget unconsumed turns and recorded requests (between benchmark trials)."""
+        self._turns.clear()
+        self.requests.clear()
+        self.served.clear()
+
     @property
     def pending(self) -> int:
         """Scripted turns no request has consumed yet."""
