@@ -194,8 +194,10 @@ class OllamaClient:
             if not calls:
                 break
             rounds += 1
+            # What the model said beside its calls stays in the conversation (it is never spoken).
+            said = strip_think(turn.content)
             messages.append(
-                AIMessage(content="", tool_calls=[c.to_dict() | {"type": "tool_call"} for c in calls])
+                AIMessage(content=said, tool_calls=[c.to_dict() | {"type": "tool_call"} for c in calls])
             )
             messages.extend(await self._run_calls(calls, names, actions, recoveries))
         answer = self._spoken_text(turn, recoveries)

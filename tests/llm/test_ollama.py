@@ -141,6 +141,8 @@ async def test_text_beside_tool_calls_is_not_spoken(server: OllamaStandIn, make_
     sink = Sentences()
     await client.answer("turn on the kitchen light", tools, kind="device", on_sentence=sink)
     assert sink.texts == ["Kitchen Light is on."]
+    # It stays in the conversation the model sees.
+    assert server.chats[1]["messages"][2]["content"] == "Sure, let me do that."
 
 
 # --- recovery -------------------------------------------------------------------------------------
