@@ -17,12 +17,15 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from homeassist import __version__
-from homeassist.config.loader import LoadedConfig, load_settings
+from homeassist.config.loader import LoadedConfig, load_settings, state_dir
 from homeassist.config.render import effective_dict, render_toml
 from homeassist.daemon import build_runtime, run_console
 from homeassist.errors import ConfigError, HomeassistError
 from homeassist.intent.classifier import IntentClassifier
+from homeassist.llm.validate import format_report, validate_model
 from homeassist.logs import setup_logging
+from homeassist.stats import FILE_NAME as STATS_FILE
+from homeassist.stats import Stats, format_rates
 from homeassist.zwave.service import ZWaveService
 from homeassist.zwave.sim import DEFAULT_HOME, SimulatedHome
 
@@ -80,6 +83,20 @@ def build_parser() -> argparse.ArgumentParser:
         "check", parents=[common], help="validate the configuration and print the effective settings"
     )
     check.add_argument("--json", action="store_true", help="print JSON instead of TOML")
+
+    validate = commands.add_parser(
+        "validate-model",
+        parents=[common],
+        help="check that a model answers, streams and calls tools correctly",
+    )
+    validate.add_argument("model", nargs="?", help="the model to check (default: [ollama] model)")
+    validate.add_argument("--full-suite", action="store_true", help="also run the longer checks")
+    validate.add_argument("--json", action="store_true", help="print JSON")
+
+    stats = commands.add_parser(
+        "stats", parents=[common], help="request statistics: success rates and latency per model and path"
+    )
+    stats.add_argument("--json", action="store_true", help="print JSON")
 
     devices = commands.add_parser(
         "devices", parents=[common], help="show the Z-Wave devices: name, area, type and current state"
@@ -149,6 +166,10 @@ def _dispatch(args: argparse.Namespace, loaded: LoadedConfig) -> int:
             sys.stdout.write(render_toml(loaded))
         print("configuration OK", file=sys.stderr)
         return EXIT_OK
+    if args.command == "validate-model":
+        return asyncio.run(_validate(loaded, args.model, full_suite=args.full_suite, as_json=args.json))
+    if args.command == "stats":
+        return _stats(loaded, as_json=args.json)
     if args.command == "devices":
         return asyncio.run(_devices(loaded, as_json=args.json))
     if args.command == "zwave-sim":
@@ -176,6 +197,24 @@ async def _ask(text: str, loaded: LoadedConfig, *, as_json: bool) -> int:
 async def _run(loaded: LoadedConfig) -> int:
     runtime = build_runtime(loaded.settings)
     return await run_console(runtime)
+
+
+async def _validate(loaded: LoadedConfig, model: str | None, *, full_suite: bool, as_json: bool) -> int:
+    settings = loaded.settings
+    report = await validate_model(settings.ollama, model, full_suite=full_suite, models=settings.models)
+    print(json.dumps(report.to_dict(), indent=2) if as_json else format_report(report))
+    return report.exit_code
+
+
+def _stats(loaded: LoadedConfig, *, as_json: bool) -> int:
+    path = state_dir(loaded.settings) / STATS_FILE
+    rates = Stats(path).rates()
+    if as_json:
+        print(json.dumps({"file": str(path), "rates": [r.to_dict() for r in rates]}, indent=2))
+    else:
+        print(format_rates(rates))
+        print(f"\n(from {path}; first ok = a good answer with no recovery, retry ok = good after one)")
+    return EXIT_OK
 
 
 async def _devices(loaded: LoadedConfig, *, as_json: bool) -> int:

@@ -19,11 +19,14 @@ from typing import TextIO
 
 from homeassist import __version__
 from homeassist.assistant import Assistant
+from homeassist.config.loader import state_dir
 from homeassist.config.settings import Settings
 from homeassist.intent.classifier import IntentClassifier
 from homeassist.llm.base import ModelClient
 from homeassist.llm.ollama import OllamaClient
 from homeassist.llm.unavailable import UnavailableModelClient
+from homeassist.stats import FILE_NAME as STATS_FILE
+from homeassist.stats import Stats
 from homeassist.tools.clock import make_datetime_tool
 from homeassist.tools.devices import make_device_tools
 from homeassist.tools.executor import ToolExecutor
@@ -50,7 +53,12 @@ class Runtime:
 
 def build_model_client(settings: Settings, executor: ToolExecutor) -> ModelClient:
     if settings.ollama.provider == "ollama":
-        return OllamaClient(settings.ollama, executor, max_tool_rounds=settings.assistant.max_tool_rounds)
+        return OllamaClient(
+            settings.ollama,
+            executor,
+            max_tool_rounds=settings.assistant.max_tool_rounds,
+            models=settings.models,
+        )
     return UnavailableModelClient(settings.ollama, "the Anthropic client is not part of this version yet")
 
 
@@ -70,6 +78,7 @@ def build_runtime(settings: Settings) -> Runtime:
         prefer_local=settings.assistant.prefer_local,
         devices=zwave,
         follow_up_s=settings.assistant.follow_up_s,
+        stats=Stats(state_dir(settings) / STATS_FILE),
     )
     return Runtime(
         settings=settings, executor=executor, tools=tools, model=model, assistant=assistant, zwave=zwave

@@ -12,6 +12,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from tests.conftest import REPO, free_port, run_cli
+from tests.llm.standin import OllamaStandIn
+from tests.llm.test_validate import script as validate_script
 from tests.zwave.conftest import (
     BEDROOM_BLINDS,
     FRONT_DOOR,
@@ -276,3 +278,22 @@ def test_zwave_sim_runs_in_the_foreground_until_terminated(cli_env: dict[str, st
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+# --- the model -----------------------------------------------------------------------------------------
+
+
+def test_validate_model_exits_0_when_the_checks_pass_and_1_when_they_fail(cli_env: dict[str, str]) -> None:
+    with OllamaStandIn(models=("qwen3:0.6b",), version="0.9.0") as ollama:
+        env = cli_env | {"HOMEASSIST_OLLAMA__BASE_URL": ollama.url}
+        ollama.script(*validate_script())
+        good = run_cli("validate-model", env=env)
+        assert good.returncode == 0, good.stdout + good.stderr
+        assert "PASS: qwen3:0.6b passed all" in good.stdout
+        assert "tool call *" in good.stdout and "not provoked" in good.stdout
+        missing = run_cli("validate-model", "llama9:70b", "--json", env=env)
+        assert missing.returncode == 1
+        report = json.loads(missing.stdout)
+        assert report["model"] == "llama9:70b"
+        present = next(c for c in report["checks"] if c["name"] == "model present")
+        assert present["status"] == "fail" and "ollama pull llama9:70b" in present["detail"]

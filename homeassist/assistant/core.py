@@ -8,6 +8,7 @@ the command still runs locally). One INFO summary line per request goes to the l
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 import uuid
@@ -19,6 +20,7 @@ from homeassist.intent.classifier import FollowUp, IntentClassifier
 from homeassist.intent.home import Home
 from homeassist.llm.base import ModelClient, SentenceSink
 from homeassist.messages import Command, Intent, Path, Reply, ToolResult
+from homeassist.stats import Stats
 from homeassist.tools.executor import ToolExecutor
 from homeassist.tools.manager import DEVICE_TOOLS, ToolManager
 
@@ -51,6 +53,7 @@ class Assistant:
         prefer_local: bool = True,
         devices: DeviceBackend | None = None,
         follow_up_s: float = 30.0,
+        stats: Stats | None = None,
     ) -> None:
         self.classifier = classifier
         self.executor = executor
@@ -59,6 +62,7 @@ class Assistant:
         self.prefer_local = prefer_local
         self.devices = devices
         self.follow_up_s = follow_up_s
+        self.stats = stats
         self._last_device: tuple[float, Command] | None = None
 
     async def handle(self, text: str, *, on_sentence: SentenceSink | None = None) -> Reply:
@@ -134,6 +138,9 @@ class Assistant:
             timings_ms=timings,
         )
         log_summary(reply)
+        if self.stats is not None:
+            # Off the event loop: a disk write never delays the next request.
+            await asyncio.to_thread(self.stats.record, reply, self.model.model_name)
         return reply
 
     def _follow_up(self) -> FollowUp | None:
@@ -171,6 +178,7 @@ def summary_fields(reply: Reply) -> dict[str, Any]:
             "kind": reply.intent.kind,
             "confidence": round(reply.intent.confidence, 3),
             "path": reply.path,
+            "attempts": 1 + len(reply.recoveries),
             "tools": [{"tool": a.tool, "ok": a.ok, "ms": round(a.elapsed_ms, 1)} for a in reply.actions],
             "recoveries": list(reply.recoveries),
             "error": reply.error.split(":", 1)[0] if reply.error else None,
@@ -184,10 +192,11 @@ def log_summary(reply: Reply) -> None:
     tools = ",".join(f"{a.tool}:{'ok' if a.ok else 'error'}" for a in reply.actions) or "-"
     stages = " ".join(f"{k}={v:.1f}" for k, v in reply.timings_ms.items() if k != "total")
     _LOGGER.info(
-        "request %s kind=%s path=%s tools=%s recoveries=%s%s %s total=%.1fms",
+        "request %s kind=%s path=%s attempts=%d tools=%s recoveries=%s%s %s total=%.1fms",
         reply.request_id,
         reply.intent.kind,
         reply.path,
+        1 + len(reply.recoveries),
         tools,
         ",".join(reply.recoveries) or "-",
         f" error={reply.error.split(':', 1)[0]}" if reply.error else "",

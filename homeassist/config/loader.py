@@ -194,7 +194,8 @@ def _format_one(error: ErrorDetails, origins: dict[Key, str], path: Path | None)
         allowed_keys = ", ".join(sorted(model.model_fields)) if model is not None else "none"
         if len(loc) == 1:
             return f"{source}: unknown section [{loc[0]}]; allowed sections: {allowed_keys}"
-        return f"{source}: unknown key {loc[-1]!r} in {display_key(loc[:-1])}; allowed keys: {allowed_keys}"
+        table = f"[{'.'.join(loc[:-1])}]"
+        return f"{source}: unknown key {loc[-1]!r} in {table}; allowed keys: {allowed_keys}"
     if (
         error["type"] in ("model_type", "dict_type")
         and model is not None
@@ -221,18 +222,37 @@ def _origin(loc: Key, origins: dict[Key, str]) -> str | None:
 
 
 def _locate(loc: Key) -> tuple[type[BaseModel] | None, str | None]:
-    """The model that holds ``loc``'s last key, and that key (None when loc names a section)."""
+    """The model that holds ``loc``'s last key, and that key (None when loc names a section).
+    A table of named tables (``[models.NAME]``) is looked through: NAME is the user's."""
     model: type[BaseModel] | None = Settings
-    for i, part in enumerate(loc):
+    parts = list(loc)
+    while parts:
+        part = parts.pop(0)
         if model is None:
             return None, None
         info = model.model_fields.get(part)
         if info is None:
             return model, None
-        if i == len(loc) - 1:
+        if not parts:
             return model, part
-        model = _submodel(info)
+        named = _named_tables(info)
+        if named is not None:
+            parts.pop(0)
+            if not parts:
+                return named, None
+            model = named
+        else:
+            model = _submodel(info)
     return model, None
+
+
+def _named_tables(info: FieldInfo) -> type[BaseModel] | None:
+    """X for a ``dict[str, X]`` field whose X is a settings model."""
+    if typing.get_origin(info.annotation) is dict:
+        value = typing.get_args(info.annotation)[1]
+        if isinstance(value, type) and issubclass(value, BaseModel):
+            return value
+    return None
 
 
 def _submodel(info: FieldInfo) -> type[BaseModel] | None:
@@ -255,6 +275,11 @@ def _allowed(model: type[BaseModel] | None, name: str | None) -> str:
 def describe_type(info: FieldInfo) -> str:
     """The allowed values of a field in words, from its annotation and numeric bounds."""
     annotation = info.annotation
+    options = typing.get_args(annotation)
+    if type(None) in options and len(options) == 2:  # X | None: an optional override
+        unset = FieldInfo.from_annotation(next(o for o in options if o is not type(None)))
+        unset.metadata = info.metadata
+        return f"{describe_type(unset)}, or leave it out"
     if typing.get_origin(annotation) is typing.Literal:
         return "one of " + ", ".join(repr(v) for v in typing.get_args(annotation))
     if annotation is bool:

@@ -40,6 +40,14 @@ def effective_dict(loaded: LoadedConfig) -> dict[str, Any]:
     """The effective settings as plain data, secrets masked."""
     data = mask_secrets(loaded.settings.model_dump(mode="json"))
     assert isinstance(data, dict)
+    # [models.NAME] tables hold only what is set; with none, there is no [models] at all.
+    models = {
+        name: {k: v for k, v in table.items() if v is not None} for name, table in data["models"].items()
+    }
+    if models:
+        data["models"] = models
+    else:
+        del data["models"]
     return data
 
 
@@ -49,6 +57,10 @@ def render_toml(loaded: LoadedConfig) -> str:
     data = effective_dict(loaded)
     resolved_state = state_dir(loaded.settings)
     for section, values in data.items():
+        if section == "models":  # named tables: [models.NAME], only the keys that are set
+            for name, table in values.items():
+                _render_table(lines, (section, name), table, loaded.origins)
+            continue
         _render_table(lines, (section,), values, loaded.origins)
         if section == "paths":
             lines.append(f"# state directory in use: {resolved_state}")

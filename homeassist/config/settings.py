@@ -172,6 +172,24 @@ class ZWaveSettings(Section):
         return value
 
 
+class ModelOverride(Section):
+    """``[models.NAME]``: changes to the built-in profile NAME (a family such as ``qwen3``, or a model
+    name such as ``qwen3:0.6b``), or a new profile. Unset keys keep the profile's value."""
+
+    tools: bool | None = setting(None, "whether requests may carry tools to this model")
+    max_tools: int | None = setting(
+        None, "most tools sent in one request (highest priority first)", ge=1, le=64
+    )
+    parallel_calls: bool | None = setting(None, "whether the model handles several tool calls in one turn")
+    multi_turn: Literal["good", "fair", "poor"] | None = setting(
+        None, "how well the model follows up on tool results over several turns"
+    )
+    prompt_style: Literal["standard", "hermes", "agentic"] | None = setting(
+        None, "which prompt hints the model gets"
+    )
+    hint: str | None = setting(None, "an extra sentence for the system prompt")
+
+
 class Settings(Section):
     """The whole configuration. Later parts add their sections here."""
 
@@ -181,3 +199,6 @@ class Settings(Section):
     ollama: OllamaSettings = Field(default_factory=OllamaSettings)
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
     zwave: ZWaveSettings = Field(default_factory=ZWaveSettings)
+    models: dict[str, ModelOverride] = Field(
+        default_factory=dict, description="model profile overrides and additions, by profile or model name"
+    )

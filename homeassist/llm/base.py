@@ -39,6 +39,11 @@ class ModelClient(Protocol):
         """Provider, model and address, for logs and ``config check``."""
         ...
 
+    @property
+    def model_name(self) -> str:
+        """The model's name, for statistics."""
+        ...
+
     async def answer(
         self,
         text: str,

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,7 +41,7 @@ from langchain_core.tools import BaseTool
 from langchain_ollama import ChatOllama
 from pydantic import ValidationError
 
-from homeassist.config.settings import OllamaSettings
+from homeassist.config.settings import ModelOverride, OllamaSettings
 from homeassist.errors import (
     ModelError,
     ModelNotFoundError,
@@ -50,6 +50,7 @@ from homeassist.errors import (
 )
 from homeassist.llm import transport
 from homeassist.llm.base import ModelAnswer, SentenceSink
+from homeassist.llm.profiles import ModelProfile, profile_for
 from homeassist.llm.recovery import SentenceSplitter, strip_think, text_tool_calls
 from homeassist.llm.tool_format import to_ollama_tools
 from homeassist.llm.unavailable import unreachable_error
@@ -74,6 +75,11 @@ KIND_HINTS: dict[str, str] = {
 }
 DIRECT_ANSWER = "Answer the question directly without calling any tools."
 I_DONT_KNOW = "I don't know."
+#: Recorded with the recoveries when the model gave no answer at all (the user heard I_DONT_KNOW).
+NO_ANSWER = "no_answer"
+#: Streaming tool calls need Ollama 0.8, ``think`` 0.9.
+MIN_OLLAMA_VERSION = (0, 9, 0)
+PROBE_TIMEOUT_S = 5.0
 
 
 @dataclass
@@ -90,10 +96,21 @@ class _Turn:
 class OllamaClient:
     """Answers requests with a local model on Ollama through LangChain's ChatOllama."""
 
-    def __init__(self, settings: OllamaSettings, executor: ToolExecutor, *, max_tool_rounds: int = 5) -> None:
+    def __init__(
+        self,
+        settings: OllamaSettings,
+        executor: ToolExecutor,
+        *,
+        max_tool_rounds: int = 5,
+        models: Mapping[str, ModelOverride] | None = None,
+    ) -> None:
         self.settings = settings
         self.executor = executor
         self.max_tool_rounds = max_tool_rounds
+        self._overrides = {name: o.model_dump(exclude_none=True) for name, o in (models or {}).items()}
+        #: From the model's name until ``detect`` has asked the server about it.
+        self.profile = profile_for(settings.model, overrides=self._overrides)
+        self._detected = False
         self._transport = transport.RepairingTransport()
         timeout = httpx.Timeout(settings.timeout_s, connect=min(5.0, settings.timeout_s))
         self.chat = ChatOllama(
@@ -108,14 +125,72 @@ class OllamaClient:
         )
 
     @property
+    def model_name(self) -> str:
+        return self.settings.model
+
+    @property
     def description(self) -> str:
         return f"Ollama {self.settings.model} at {self.settings.base_url}"
 
     # --- start-up -----------------------------------------------------------------------------------
 
+    async def detect(self) -> ModelProfile:
+        """Ask the server about itself and the model (``/api/version``, ``/api/show``) and choose the
+        profile; cached. Warns below the Ollama version this needs. Failures leave the name-based
+        profile (the chat request will then report what is wrong)."""
+        if self._detected:
+            return self.profile
+        self._detected = True
+        url, model = self.settings.base_url, self.settings.model
+        try:
+            async with httpx.AsyncClient(timeout=min(PROBE_TIMEOUT_S, self.settings.timeout_s)) as client:
+                version = (await client.get(f"{url}/api/version")).json().get("version", "")
+                shown = await client.post(f"{url}/api/show", json={"model": model})
+        except (httpx.HTTPError, ValueError) as err:
+            _LOGGER.debug("Could not ask Ollama at %s about %s: %s", url, model, err)
+            return self.profile
+        if parse_version(str(version)) < MIN_OLLAMA_VERSION:
+            _LOGGER.warning(
+                "Ollama at %s is version %s; homeassist needs %s or newer (tool calling with streaming, "
+                "think: false). Update Ollama.",
+                url,
+                version or "unknown",
+                ".".join(map(str, MIN_OLLAMA_VERSION)),
+            )
+        if shown.status_code != 200:
+            return self.profile
+        info = shown.json()
+        details = info.get("details") or {}
+        model_info = info.get("model_info") or {}
+        context = next((v for k, v in model_info.items() if k.endswith(".context_length")), None)
+        self.profile = profile_for(
+            model,
+            family=str(details.get("family") or ""),
+            overrides=self._overrides,
+            capabilities=info.get("capabilities"),
+            context_length=context if isinstance(context, int) else None,
+        )
+        if self.profile.context_length and self.settings.num_ctx > self.profile.context_length:
+            _LOGGER.warning(
+                "[ollama] num_ctx = %d is more than %s's context length %d",
+                self.settings.num_ctx,
+                model,
+                self.profile.context_length,
+            )
+        _LOGGER.info(
+            "Model %s: profile %s (tools %s, at most %d, %s prompts)",
+            model,
+            self.profile.name,
+            "yes" if self.profile.tools else "no",
+            self.profile.max_tools,
+            self.profile.prompt_style,
+        )
+        return self.profile
+
     async def warm_up(self) -> bool:
         """Load the model once (an empty chat with ``keep_alive``), so the first question is not a
         cold start. A failure is logged with the fix, never raised."""
+        await self.detect()
         url = self.settings.base_url
         body = {"model": self.settings.model, "messages": [], "keep_alive": self.settings.keep_alive}
         start = time.perf_counter()
@@ -169,9 +244,11 @@ class OllamaClient:
         recoveries: list[str],
     ) -> ModelAnswer:
         start = time.perf_counter()
+        profile = await self.detect()
+        tools = profile.select_tools(tools)
         bound = to_ollama_tools(tools)
         names = [tool.name for tool in tools]
-        system = f"{SYSTEM_PROMPT} {KIND_HINTS.get(kind, '')}".strip()
+        system = " ".join(p for p in (SYSTEM_PROMPT, KIND_HINTS.get(kind, ""), profile.prompt_hints()) if p)
         messages: list[BaseMessage] = [SystemMessage(system), HumanMessage(text)]
         actions: list[ToolResult] = []
         timings: dict[str, float] = {}
@@ -205,6 +282,7 @@ class OllamaClient:
             answer = await self._retry_empty(messages, system, turn, on_sentence, recoveries, timings)
         if not answer:
             answer = I_DONT_KNOW
+            recoveries.append(NO_ANSWER)
             if on_sentence is not None:
                 await on_sentence(answer)
         elif on_sentence is not None and not turn.spoken:
@@ -362,6 +440,16 @@ class OllamaClient:
 
     async def aclose(self) -> None:
         await self._transport.aclose()
+
+
+def parse_version(text: str) -> tuple[int, ...]:
+    """``"0.9.2"`` -> ``(0, 9, 2)``; anything unreadable sorts first."""
+    parts = []
+    for piece in text.split("-", 1)[0].split("."):
+        if not piece.isdigit():
+            break
+        parts.append(int(piece))
+    return tuple(parts) or (0,)
 
 
 def _text(message: AIMessageChunk | AIMessage) -> str:

@@ -31,6 +31,10 @@ class UnavailableModelClient:
         self._reason = reason
 
     @property
+    def model_name(self) -> str:
+        return self._settings.model
+
+    @property
     def description(self) -> str:
         return f"no model client ({self._reason}); Ollama URL {self._settings.base_url}"
 

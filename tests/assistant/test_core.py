@@ -75,7 +75,10 @@ async def test_one_summary_line_per_request_without_the_request_text(
     summaries = [r for r in caplog.records if r.getMessage().startswith("request ")]
     assert len(summaries) == 1
     line = summaries[0].getMessage()
-    assert f"request {reply.request_id} kind=datetime path=local tools=get_current_datetime:ok" in line
+    assert (
+        f"request {reply.request_id} kind=datetime path=local attempts=1 tools=get_current_datetime:ok"
+        in line
+    )
     assert "total=" in line
     assert "what time is it" not in caplog.text
 

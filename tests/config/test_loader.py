@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from homeassist.config import loader
 from homeassist.config.loader import load_settings, state_dir
-from homeassist.config.settings import Settings
+from homeassist.config.settings import ModelOverride, Settings
 from homeassist.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -206,24 +206,37 @@ def _fields(model: type[BaseModel], prefix: str = "") -> list[str]:
         annotation = info.annotation
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             names.extend(_fields(annotation, f"{prefix}{name}."))
-        else:
+        elif name != "models":  # [models.NAME] tables are user-named; see the test below
             names.append(prefix + name)
     return names
 
 
 def test_example_configuration_lists_every_key_with_its_default() -> None:
-    data = tomllib.loads(EXAMPLE.read_text(encoding="utf-8"))
+    text = EXAMPLE.read_text(encoding="utf-8")
+    data = tomllib.loads(text)
     flat = {f"{section}.{key}" for section, values in data.items() for key in values}
     assert flat == set(_fields(Settings))
     assert load_settings(EXAMPLE, env={}).settings == Settings()
+    # The model profile keys are shown commented out under an example [models.NAME] table.
+    assert "# [models.qwen3]" in text
+    for key in ModelOverride.model_fields:
+        assert f"\n# {key} = " in text, key
 
 
 def test_every_setting_has_a_description() -> None:
     for section_name, section in Settings.model_fields.items():
-        model = section.annotation
+        assert section.description or section_name != "models"
+        model = ModelOverride if section_name == "models" else section.annotation
         assert isinstance(model, type) and issubclass(model, BaseModel)
         for name, info in model.model_fields.items():
             assert info.description, f"[{section_name}] {name} has no description"
+
+
+def test_model_overrides_are_validated_and_name_the_key() -> None:
+    settings = load_settings(env={"HOMEASSIST_MODELS": '{"qwen3": {"max_tools": 2}}'}).settings
+    assert settings.models["qwen3"].max_tools == 2 and settings.models["qwen3"].tools is None
+    message = error_of(env={"HOMEASSIST_MODELS": '{"qwen3": {"max_tools": 0}}'})
+    assert "[models.qwen3] max_tools" in message or "models.qwen3.max_tools" in message
 
 
 def test_state_dir_resolution(tmp_path: Path) -> None:

@@ -35,3 +35,12 @@ def test_rendered_toml_parses_back_to_the_effective_settings(tmp_path: Path) -> 
     assert f'model = "mistral"  # from {path}' in text
     assert "# from environment variable HOMEASSIST_OLLAMA__BASE_URL" in text
     assert "b@" not in text
+
+
+def test_model_tables_render_only_what_is_set_and_parse_back() -> None:
+    loaded = load_settings(env={"HOMEASSIST_MODELS": '{"qwen3": {"max_tools": 2, "hint": "Be brief."}}'})
+    text = render_toml(loaded)
+    assert "[models.qwen3]\nmax_tools = 2  # from environment variable HOMEASSIST_MODELS" in text
+    assert tomllib.loads(text)["models"] == {"qwen3": {"max_tools": 2, "hint": "Be brief."}}
+    assert tomllib.loads(text) == effective_dict(loaded)
+    assert "models" not in effective_dict(load_settings(env={}))

@@ -179,7 +179,7 @@ async def test_retry_empty_off_answers_i_dont_know_at_once(
     client, tools = make_client(retry_empty="false")
     server.script(reply(""))
     answer = await client.answer("hm", tools, kind="device")
-    assert answer.text == I_DONT_KNOW and answer.recoveries == () and len(server.chats) == 1
+    assert answer.text == I_DONT_KNOW and answer.recoveries == ("no_answer",) and len(server.chats) == 1
 
 
 @pytest.mark.parametrize(

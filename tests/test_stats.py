@@ -1,0 +1,123 @@
+"""Query attempt statistics: the definition of success, SQLite across restarts, and the stats command."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from homeassist.config.loader import load_settings
+from homeassist.daemon import build_runtime
+from homeassist.messages import Intent, Reply, ToolResult
+from homeassist.stats import FILE_NAME, Stats, format_rates, judge
+from tests.conftest import run_cli
+from tests.llm.standin import OllamaStandIn, reply, tool_calls
+
+
+def a_reply(
+    text: str = "Done.", *, ok: bool = True, recoveries: tuple[str, ...] = (), error: str | None = None
+) -> Reply:
+    action = ToolResult("turn_on", {"device": "x"}, ok, "x" if ok else "Error: x", 1.0)
+    return Reply(
+        text=text,
+        request="turn on x",
+        intent=Intent("device", 0.9),
+        path="model",
+        actions=(action,),
+        recoveries=recoveries,
+        error=error,
+        request_id="abc",
+        timings_ms={"total": 12.0},
+    )
+
+
+def test_success_is_a_good_answer_with_ok_tools_and_no_recovery() -> None:
+    assert judge(a_reply()).first_ok is True
+    assert judge(a_reply(recoveries=("empty_retry",))) == judge(a_reply(recoveries=("empty_retry",)))
+    retried = judge(a_reply(recoveries=("empty_retry",)))
+    assert (retried.first_ok, retried.final_ok, retried.retries) == (False, True, 1)
+    assert judge(a_reply(ok=False)).final_ok is False
+    assert judge(a_reply("  ")).final_ok is False
+    assert judge(a_reply(error="ModelTimeoutError: slow")).final_ok is False
+
+
+def test_a_broken_database_is_logged_not_raised(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "stats.sqlite3"
+    path.write_text("this is not a database", encoding="utf-8")
+    outcome = Stats(path).record(a_reply(), "qwen3:0.6b")
+    assert outcome.final_ok and "Could not record request statistics" in caplog.text
+
+
+async def test_an_empty_first_attempt_is_a_failure_and_its_retry_a_success(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="homeassist.stats")
+    async with OllamaStandIn() as ollama:
+        env = {
+            "HOMEASSIST_OLLAMA__BASE_URL": ollama.url,
+            "HOMEASSIST_PATHS__STATE_DIR": str(tmp_path),
+            "HOMEASSIST_ZWAVE__URL": "ws://127.0.0.1:9",
+            "HOMEASSIST_ASSISTANT__PREFER_LOCAL": "false",
+        }
+        runtime = build_runtime(load_settings(env=env).settings)
+        try:
+            ollama.script(reply(""), reply("It's noon."))
+            await runtime.assistant.handle("what time is it")
+            ollama.script(reply("Paris."))
+            await runtime.assistant.handle("what is the capital of france")
+            runtime.assistant.prefer_local = True
+            await runtime.assistant.handle("what time is it")
+        finally:
+            await runtime.aclose()
+    assert "First query: failure" in caplog.text and "Retry 1 (empty_retry): success" in caplog.text
+    assert "First query: success" in caplog.text
+    # A new Stats on the same file (a restart) reads the same rates.
+    rates = {(r.model, r.path): r for r in Stats(tmp_path / FILE_NAME).rates()}
+    model = rates[("qwen3:0.6b", "model")]
+    assert (model.requests, model.first_ok, model.retried, model.retried_ok) == (2, 1, 1, 1)
+    assert model.first_rate == 0.5 and model.retry_rate == 1.0
+    assert rates[("-", "local")].requests == 1
+    with sqlite3.connect(tmp_path / FILE_NAME) as db:
+        assert db.execute("SELECT recoveries FROM requests WHERE first_ok = 0").fetchone() == (
+            '["empty_retry"]',
+        )
+    table = format_rates(list(rates.values()))
+    assert "qwen3:0.6b" in table and "50.0%" in table and "100.0%" in table
+
+
+def test_the_stats_command_shows_rates_after_requests_and_a_restart(cli_env: dict[str, str]) -> None:
+    assert run_cli("stats", env=cli_env).stdout.startswith("No requests recorded yet.")
+    with OllamaStandIn() as ollama:
+        env = cli_env | {"HOMEASSIST_OLLAMA__BASE_URL": ollama.url}
+        ollama.script(tool_calls(("get_current_datetime", {})), reply("It's noon."), reply(""), reply(""))
+        for text in ("what time is it then", "what's the time now"):
+            assert (
+                run_cli(
+                    "ask", text, "--json", env=env | {"HOMEASSIST_ASSISTANT__PREFER_LOCAL": "false"}
+                ).returncode
+                == 0
+            )
+    result = run_cli("stats", "--json", env=cli_env)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    (row,) = data["rates"]
+    assert (row["model"], row["path"], row["requests"]) == ("qwen3:0.6b", "model", 2)
+    assert row["first_query_success"] == 0.5 and row["retried"] == 1 and row["retry_success"] == 0.0
+    text = run_cli("stats", env=cli_env).stdout
+    assert text.splitlines()[0].split() == [
+        "model",
+        "path",
+        "requests",
+        "first",
+        "ok",
+        "retried",
+        "retry",
+        "ok",
+        "p50",
+        "ms",
+        "p95",
+        "ms",
+    ]
