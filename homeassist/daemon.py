@@ -59,7 +59,21 @@ def build_model_client(settings: Settings, executor: ToolExecutor) -> ModelClien
             max_tool_rounds=settings.assistant.max_tool_rounds,
             models=settings.models,
         )
-    return UnavailableModelClient(settings.ollama, "the Anthropic client is not part of this version yet")
+    try:
+        from homeassist.llm.anthropic import AnthropicClient  # the optional "anthropic" extra
+    except ImportError as err:
+        _LOGGER.error(
+            "[ollama] provider = 'anthropic' needs langchain-anthropic: pip install 'homeassist[anthropic]'"
+        )
+        return UnavailableModelClient(settings.ollama, f"langchain-anthropic is not installed ({err})")
+    return AnthropicClient(
+        settings.anthropic,
+        executor,
+        timeout_s=settings.ollama.timeout_s,
+        retry_empty=settings.ollama.retry_empty,
+        max_tool_rounds=settings.assistant.max_tool_rounds,
+        temperature=settings.ollama.temperature,
+    )
 
 
 def build_runtime(settings: Settings) -> Runtime:

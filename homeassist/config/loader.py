@@ -42,6 +42,9 @@ class LoadedConfig:
     origins: dict[Key, str] = field(default_factory=dict)
 
 
+ENV_ANTHROPIC_KEY = "ANTHROPIC_API_KEY"
+
+
 def user_config_path(env: Mapping[str, str]) -> Path:
     base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME", str(Path.home()))) / ".config")
     return Path(base) / "homeassist" / "homeassist.toml"
@@ -83,10 +86,21 @@ def load_settings(
         file_data = _read_toml(path)
         _merge(data, file_data, (), str(path), origins)
     _merge(data, _env_overrides(env), (), "", origins)
+    anthropic = data.setdefault("anthropic", {})
+    if isinstance(anthropic, dict) and not anthropic.get("api_key") and env.get(ENV_ANTHROPIC_KEY):
+        anthropic["api_key"] = env[ENV_ANTHROPIC_KEY]
+        origins[("anthropic", "api_key")] = f"environment variable {ENV_ANTHROPIC_KEY}"
     try:
         settings = Settings.model_validate(data)
     except ValidationError as err:
         raise ConfigError(_format_errors(err, origins, path)) from err
+    if settings.ollama.provider == "anthropic" and not settings.anthropic.api_key:
+        source = origins.get(("ollama", "provider")) or (str(path) if path else "defaults")
+        raise ConfigError(
+            f"{source}: [anthropic] api_key: missing, and [ollama] provider = 'anthropic' needs it; "
+            f"allowed: an Anthropic API key (sk-ant-...) in [anthropic] api_key or ${ENV_ANTHROPIC_KEY}, "
+            "or [ollama] provider = 'ollama'"
+        )
     return LoadedConfig(settings=settings, path=path, origins=origins)
 
 

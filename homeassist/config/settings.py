@@ -135,6 +135,29 @@ class OllamaSettings(Section):
         return value.strip() if isinstance(value, str) else value
 
 
+class AnthropicSettings(Section):
+    model: str = setting("claude-haiku-4-5", "the Anthropic model that answers", min_length=1)
+    api_key: str = setting(
+        "",
+        "Anthropic API key; empty means $ANTHROPIC_API_KEY",
+        allowed="an Anthropic API key (sk-ant-...), needed when [ollama] provider = 'anthropic'",
+    )
+    base_url: str = setting(
+        "https://api.anthropic.com",
+        "URL of the Messages API",
+        allowed="an http:// or https:// URL",
+    )
+    max_tokens: int = setting(1024, "most tokens in one answer", ge=16, le=64000)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"not an http(s) URL: {value!r}")
+        return value.rstrip("/")
+
+
 class ToolsSettings(Section):
     timeout_s: float = setting(30.0, "seconds one tool call may take before it is abandoned", gt=0, le=600)
     slow_ms: int = setting(1000, "tool calls slower than this are logged as a warning", ge=0)
@@ -197,6 +220,7 @@ class Settings(Section):
     paths: PathsSettings = Field(default_factory=PathsSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     ollama: OllamaSettings = Field(default_factory=OllamaSettings)
+    anthropic: AnthropicSettings = Field(default_factory=AnthropicSettings)
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
     zwave: ZWaveSettings = Field(default_factory=ZWaveSettings)
     models: dict[str, ModelOverride] = Field(

@@ -1,99 +1,45 @@
-"""OllamaClient: one ChatOllama, the tool loop, and recovery from what a small model does wrong.
+"""OllamaClient: the shared tool loop (``chat``) on a local model through LangChain's ChatOllama.
 
-Per request: a short system prompt and the text, with exactly the tier's tools bound (converted by
-``tool_format``). Each turn streams; tool calls (parsed by Ollama, or written as text by the model) run
-through the shared ToolExecutor, one ToolMessage per call, for at most ``max_tool_rounds`` rounds. The
-final answer's sentences go to ``on_sentence`` as they complete (at once when no tools are bound; when
-tools are bound, once the turn is known to hold no tool call, so text beside a tool call is never
-spoken). Recoveries are logged and counted in ``ModelAnswer.recoveries``:
-
-- ``empty_retry``: an empty answer while tools were bound is retried once without tools;
-- ``text_tool_call``: ``<tool_call>{...}</tool_call>`` or bare JSON naming a bound tool runs as a call;
-- ``string_arguments``: arguments sent as a JSON string are decoded (``transport``);
-- ``hallucinated_tool``: a tool that was not bound is refused with an error ToolMessage;
-- ``bad_arguments``: arguments that fail the tool's schema are refused with the reason;
-- ``think_stripped``: ``<think>`` blocks are removed from what is spoken.
-
-Server failures raise ModelError subclasses that tell apart unreachable, model not pulled, timeout, an
-error line mid-stream, a dropped stream and a truncated answer; none of them is an empty answer.
+Ollama-specific parts: the ChatOllama built from ``[ollama]`` (a timeout on every read, ``think:
+false``, keep_alive, num_ctx), tools converted by ``tool_format`` and bound as dicts, the transport that
+repairs JSON-string tool arguments, the model's profile detected from ``/api/version`` and
+``/api/show``, the warm-up at start, and Ollama's failures told apart: unreachable (naming the URL),
+model not pulled, timeout, an error line mid-stream, a dropped stream, an HTTP error.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 import ollama
-from langchain_core.messages import (
-    AIMessage,
-    AIMessageChunk,
-    BaseMessage,
-    HumanMessage,
-    SystemMessage,
-    ToolMessage,
-)
+from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_ollama import ChatOllama
 from pydantic import ValidationError
 
 from homeassist.config.settings import ModelOverride, OllamaSettings
-from homeassist.errors import (
-    ModelError,
-    ModelNotFoundError,
-    ModelResponseError,
-    ModelTimeoutError,
-)
+from homeassist.errors import ModelError, ModelNotFoundError, ModelResponseError, ModelTimeoutError
 from homeassist.llm import transport
-from homeassist.llm.base import ModelAnswer, SentenceSink
+from homeassist.llm.chat import DIRECT_ANSWER, I_DONT_KNOW, NO_ANSWER, ChatClient
 from homeassist.llm.profiles import ModelProfile, profile_for
-from homeassist.llm.recovery import SentenceSplitter, strip_think, text_tool_calls
 from homeassist.llm.tool_format import to_ollama_tools
 from homeassist.llm.unavailable import unreachable_error
-from homeassist.messages import IntentKind, ToolCall, ToolResult
-from homeassist.tools.executor import ERROR_PREFIX, ToolExecutor, ensure_ids, validate_args
+from homeassist.tools.executor import ToolExecutor
+
+__all__ = ["DIRECT_ANSWER", "I_DONT_KNOW", "NO_ANSWER", "OllamaClient", "parse_version"]
 
 _LOGGER = logging.getLogger(__name__)
 
-SYSTEM_PROMPT = (
-    "You are a voice assistant in a home. Answer in one or two short spoken sentences, without lists "
-    "or markdown. You can only act through the tools you are given for this request. If a request needs "
-    "something you have no tool for (email, messages, shopping lists, music, calls, purchases), say "
-    "plainly that you can't do that yet. Never say you did something unless a tool result says it "
-    "happened; after a tool call, say what its result says."
-)
-KIND_HINTS: dict[str, str] = {
-    "device": "Use the device tools. If you are not sure of a device's name, call list_devices first.",
-    "datetime": "Use the clock tool for the time or date.",
-    "timer": "Use the timer tools.",
-    "web": "Answer from what you know and say if it may be out of date.",
-    "general": "Answer from what you know; if you don't know, say so briefly.",
-}
-DIRECT_ANSWER = "Answer the question directly without calling any tools."
-I_DONT_KNOW = "I don't know."
-#: Recorded with the recoveries when the model gave no answer at all (the user heard I_DONT_KNOW).
-NO_ANSWER = "no_answer"
 #: Streaming tool calls need Ollama 0.8, ``think`` 0.9.
 MIN_OLLAMA_VERSION = (0, 9, 0)
 PROBE_TIMEOUT_S = 5.0
 
 
-@dataclass
-class _Turn:
-    """One model response: its text, its tool calls, and how it ended."""
-
-    content: str = ""
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    spoken: list[str] = field(default_factory=list)
-    done_reason: str = ""
-    elapsed_ms: float = 0.0
-
-
-class OllamaClient:
+class OllamaClient(ChatClient):
     """Answers requests with a local model on Ollama through LangChain's ChatOllama."""
 
     def __init__(
@@ -104,9 +50,14 @@ class OllamaClient:
         max_tool_rounds: int = 5,
         models: Mapping[str, ModelOverride] | None = None,
     ) -> None:
+        super().__init__(
+            executor,
+            model_name=settings.model,
+            timeout_s=settings.timeout_s,
+            retry_empty=settings.retry_empty,
+            max_tool_rounds=max_tool_rounds,
+        )
         self.settings = settings
-        self.executor = executor
-        self.max_tool_rounds = max_tool_rounds
         self._overrides = {name: o.model_dump(exclude_none=True) for name, o in (models or {}).items()}
         #: From the model's name until ``detect`` has asked the server about it.
         self.profile = profile_for(settings.model, overrides=self._overrides)
@@ -123,10 +74,6 @@ class OllamaClient:
             client_kwargs={"timeout": timeout},
             async_client_kwargs={"transport": self._transport},
         )
-
-    @property
-    def model_name(self) -> str:
-        return self.settings.model
 
     @property
     def description(self) -> str:
@@ -218,215 +165,33 @@ class OllamaClient:
         )
         return True
 
-    # --- answering ----------------------------------------------------------------------------------
+    # --- provider hooks ---------------------------------------------------------------------------
 
-    async def answer(
-        self,
-        text: str,
-        tools: Sequence[BaseTool],
-        *,
-        kind: IntentKind,
-        on_sentence: SentenceSink | None = None,
-    ) -> ModelAnswer:
-        noted: list[str] = []
-        token = transport.repairs.set(noted)
-        try:
-            return await self._answer(text, tools, kind, on_sentence, noted)
-        finally:
-            transport.repairs.reset(token)
+    def _bind(self, tools: Sequence[BaseTool]) -> Runnable[Any, Any]:
+        return self.chat.bind_tools(to_ollama_tools(tools))
 
-    async def _answer(
-        self,
-        text: str,
-        tools: Sequence[BaseTool],
-        kind: IntentKind,
-        on_sentence: SentenceSink | None,
-        recoveries: list[str],
-    ) -> ModelAnswer:
-        start = time.perf_counter()
-        profile = await self.detect()
-        tools = profile.select_tools(tools)
-        bound = to_ollama_tools(tools)
-        names = [tool.name for tool in tools]
-        system = " ".join(p for p in (SYSTEM_PROMPT, KIND_HINTS.get(kind, ""), profile.prompt_hints()) if p)
-        messages: list[BaseMessage] = [SystemMessage(system), HumanMessage(text)]
-        actions: list[ToolResult] = []
-        timings: dict[str, float] = {}
-        rounds = 0
-        while True:
-            with_tools = bound if rounds < self.max_tool_rounds else []
-            turn = await self._turn(messages, with_tools, on_sentence)
-            timings[f"turn{rounds + 1}"] = turn.elapsed_ms
-            calls = turn.tool_calls
-            if not calls and with_tools:
-                calls, rest = text_tool_calls(turn.content, names)
-                if calls:
-                    recoveries.append("text_tool_call")
-                    _LOGGER.info(
-                        "Model %s wrote %d tool call(s) as text; running them",
-                        self.settings.model,
-                        len(calls),
-                    )
-                    turn.content = rest
-            if not calls:
-                break
-            rounds += 1
-            # What the model said beside its calls stays in the conversation (it is never spoken).
-            said = strip_think(turn.content)
-            messages.append(
-                AIMessage(content=said, tool_calls=[c.to_dict() | {"type": "tool_call"} for c in calls])
-            )
-            messages.extend(await self._run_calls(calls, names, actions, recoveries))
-        answer = self._spoken_text(turn, recoveries)
-        if not answer and with_tools:
-            answer = await self._retry_empty(messages, system, turn, on_sentence, recoveries, timings)
-        if not answer:
-            answer = I_DONT_KNOW
-            recoveries.append(NO_ANSWER)
-            if on_sentence is not None:
-                await on_sentence(answer)
-        elif on_sentence is not None and not turn.spoken:
-            for sentence in _sentences(answer):
-                await on_sentence(sentence)
-        timings["total"] = round((time.perf_counter() - start) * 1000, 3)
-        return ModelAnswer(
-            text=answer,
-            actions=tuple(actions),
-            recoveries=tuple(recoveries),
-            rounds=rounds,
-            model=self.settings.model,
-            timings_ms=timings,
+    def _timeout_error(self) -> ModelError:
+        return ModelTimeoutError(
+            f"no answer from Ollama at {self.settings.base_url} within {self.settings.timeout_s:g} s "
+            "([ollama] timeout_s)"
         )
 
-    def _spoken_text(self, turn: _Turn, recoveries: list[str]) -> str:
-        if "<think>" in turn.content:
-            recoveries.append("think_stripped")
-        return strip_think(turn.content)
+    @property
+    def token_limit(self) -> str:
+        return f"done_reason=length, [ollama] num_ctx = {self.settings.num_ctx}"
 
-    async def _retry_empty(
-        self,
-        messages: list[BaseMessage],
-        system: str,
-        first: _Turn,
-        on_sentence: SentenceSink | None,
-        recoveries: list[str],
-        timings: dict[str, float],
-    ) -> str:
-        """An empty answer while tools were bound: once more, with no tools and a direct instruction."""
-        _LOGGER.warning("Empty tool call pattern detected (model %s)", self.settings.model)
-        if not self.settings.retry_empty:
-            return ""
-        recoveries.append("empty_retry")
-        retry_messages = [SystemMessage(f"{system} {DIRECT_ANSWER}"), *messages[1:]]
-        retry = await self._turn(retry_messages, [], on_sentence)
-        timings["retry"] = retry.elapsed_ms
-        answer = strip_think(retry.content)
-        _LOGGER.info(
-            "Empty answer retry %s: 2 attempts, first %.0f ms, retry %.0f ms",
-            "answered" if answer else "was empty too",
-            first.elapsed_ms,
-            retry.elapsed_ms,
-        )
-        if retry.spoken:
-            first.spoken = retry.spoken
-        return answer
-
-    async def _run_calls(
-        self, calls: list[ToolCall], names: list[str], actions: list[ToolResult], recoveries: list[str]
-    ) -> list[ToolMessage]:
-        """Run each call that may run; refuse the others with an error the model can correct."""
-        replies = []
-        for call in calls:
-            refusal = self._refusal(call, names, recoveries)
-            if refusal is not None:
-                replies.append(
-                    ToolMessage(content=refusal, tool_call_id=call.id, name=call.name, status="error")
-                )
-                continue
-            result = await self.executor.execute(call.name, call.args, call_id=call.id, caller="model")
-            actions.append(result)
-            status = "success" if result.ok else "error"
-            replies.append(
-                ToolMessage(content=result.content, tool_call_id=call.id, name=call.name, status=status)
-            )
-        return replies
-
-    def _refusal(self, call: ToolCall, names: list[str], recoveries: list[str]) -> str | None:
-        if call.name not in names:
-            recoveries.append("hallucinated_tool")
-            _LOGGER.warning(
-                "Model %s called a tool that was not offered: %r (offered: %s)",
-                self.settings.model,
-                call.name,
-                ", ".join(names) or "none",
-            )
-            offered = ", ".join(names) or "none"
-            return f'{ERROR_PREFIX} There is no tool named "{call.name}". Available tools: {offered}.'
-        tool = self.executor.get(call.name)
-        if tool is None:
-            return f'{ERROR_PREFIX} Tool "{call.name}" is not running.'
-        _, problem = validate_args(tool, call.args)
-        if problem is not None:
-            recoveries.append("bad_arguments")
-            _LOGGER.warning(
-                "Model %s called %s with bad arguments: %s", self.settings.model, call.name, problem
-            )
-            return f"{ERROR_PREFIX} {problem}. Call {call.name} again with valid arguments."
-        return None
-
-    # --- one turn -----------------------------------------------------------------------------------
-
-    async def _turn(
-        self, messages: list[BaseMessage], tools: list[dict[str, Any]], on_sentence: SentenceSink | None
-    ) -> _Turn:
-        """One streamed model response. Raises ModelError subclasses for every server failure."""
-        model = self.chat.bind_tools(tools) if tools else self.chat
-        turn = _Turn()
-        # Without tools the turn is the answer: speak each sentence as soon as it is complete.
-        splitter = SentenceSplitter() if on_sentence is not None and not tools else None
-        full: AIMessageChunk | None = None
-        start = time.perf_counter()
-        try:
-            async with asyncio.timeout(self.settings.timeout_s):
-                async for chunk in model.astream(messages):
-                    if not isinstance(chunk, AIMessageChunk):
-                        continue
-                    full = chunk if full is None else full + chunk
-                    reason = chunk.response_metadata.get("done_reason")
-                    if reason:
-                        turn.done_reason = str(reason)
-                    if splitter is not None and on_sentence is not None:
-                        for sentence in splitter.feed(_text(chunk)):
-                            turn.spoken.append(sentence)
-                            await on_sentence(sentence)
-        except (TimeoutError, httpx.TimeoutException) as err:
-            raise ModelTimeoutError(
-                f"no answer from Ollama at {self.settings.base_url} within {self.settings.timeout_s:g} s "
-                "([ollama] timeout_s)"
-            ) from err
-        except httpx.ConnectError as err:
-            raise unreachable_error(self.settings.base_url, str(err) or type(err).__name__) from err
-        except ollama.ResponseError as err:
-            raise self._response_error(err) from err
-        except (httpx.HTTPError, ValidationError) as err:
-            raise ModelResponseError(
+    def _server_error(self, err: Exception) -> ModelError | None:
+        if isinstance(err, httpx.TimeoutException):
+            return self._timeout_error()
+        if isinstance(err, httpx.ConnectError):
+            return unreachable_error(self.settings.base_url, str(err) or type(err).__name__)
+        if isinstance(err, ollama.ResponseError):
+            return self._response_error(err)
+        if isinstance(err, httpx.HTTPError | ValidationError):
+            return ModelResponseError(
                 f"the answer from Ollama at {self.settings.base_url} broke off: {type(err).__name__}: {err}"
-            ) from err
-        turn.elapsed_ms = round((time.perf_counter() - start) * 1000, 3)
-        if full is not None:
-            turn.content = _text(full)
-            turn.tool_calls = ensure_ids(full.tool_calls)
-        if splitter is not None and on_sentence is not None:
-            for sentence in splitter.flush():
-                turn.spoken.append(sentence)
-                await on_sentence(sentence)
-        if turn.done_reason == "length":
-            raise ModelResponseError(
-                f"the answer was cut off at the token limit (done_reason=length, [ollama] num_ctx = "
-                f"{self.settings.num_ctx})",
-                spoken="My answer got cut off; please ask again in fewer words.",
             )
-        return turn
+        return None
 
     def _response_error(self, err: ollama.ResponseError) -> ModelError:
         url, model = self.settings.base_url, self.settings.model
@@ -450,15 +215,3 @@ def parse_version(text: str) -> tuple[int, ...]:
             break
         parts.append(int(piece))
     return tuple(parts) or (0,)
-
-
-def _text(message: AIMessageChunk | AIMessage) -> str:
-    content = message.content
-    if isinstance(content, str):
-        return content
-    return "".join(part if isinstance(part, str) else str(part.get("text", "")) for part in content)
-
-
-def _sentences(text: str) -> list[str]:
-    splitter = SentenceSplitter()
-    return [*splitter.feed(text), *splitter.flush()]

@@ -1,0 +1,343 @@
+"""The tool loop every model client shares, and recovery from what a small model does wrong.
+
+Per request: a short system prompt and the text, with exactly the tier's tools bound (as many as the
+model's profile takes). Each turn streams; tool calls (parsed by the provider, or written as text by
+the model) run through the shared ToolExecutor, one ToolMessage per call, for at most
+``max_tool_rounds`` rounds. The final answer's sentences go to ``on_sentence`` as they complete (at
+once when no tools are bound; when tools are bound, once the turn is known to hold no tool call, so
+text beside a tool call is never spoken). Recoveries are logged and counted in
+``ModelAnswer.recoveries``:
+
+- ``empty_retry``: an empty answer while tools were bound is retried once without tools;
+- ``text_tool_call``: ``<tool_call>{...}</tool_call>`` or bare JSON naming a bound tool runs as a call;
+- ``string_arguments``: arguments sent as a JSON string are decoded (Ollama's ``transport``);
+- ``hallucinated_tool``: a tool that was not bound is refused with an error ToolMessage;
+- ``bad_arguments``: arguments that fail the tool's schema are refused with the reason;
+- ``think_stripped``: ``<think>`` blocks are removed from what is spoken;
+- ``no_answer`` (a failure, not a retry): the model gave nothing, and the user heard "I don't know".
+
+A provider (``OllamaClient``, ``AnthropicClient``) supplies the chat model, how tools are bound, and
+how its failures map onto ModelError subclasses; none of them is ever an empty answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+
+from homeassist.errors import ModelError, ModelResponseError, ModelTimeoutError
+from homeassist.llm import transport
+from homeassist.llm.base import ModelAnswer, SentenceSink
+from homeassist.llm.profiles import ModelProfile
+from homeassist.llm.recovery import SentenceSplitter, strip_think, text_tool_calls
+from homeassist.messages import IntentKind, ToolCall, ToolResult
+from homeassist.tools.executor import ERROR_PREFIX, ToolExecutor, ensure_ids, validate_args
+
+_LOGGER = logging.getLogger(__name__)
+
+SYSTEM_PROMPT = (
+    "You are a voice assistant in a home. Answer in one or two short spoken sentences, without lists "
+    "or markdown. You can only act through the tools you are given for this request. If a request needs "
+    "something you have no tool for (email, messages, shopping lists, music, calls, purchases), say "
+    "plainly that you can't do that yet. Never say you did something unless a tool result says it "
+    "happened; after a tool call, say what its result says."
+)
+KIND_HINTS: dict[str, str] = {
+    "device": "Use the device tools. If you are not sure of a device's name, call list_devices first.",
+    "datetime": "Use the clock tool for the time or date.",
+    "timer": "Use the timer tools.",
+    "web": "Answer from what you know and say if it may be out of date.",
+    "general": "Answer from what you know; if you don't know, say so briefly.",
+}
+DIRECT_ANSWER = "Answer the question directly without calling any tools."
+I_DONT_KNOW = "I don't know."
+#: Recorded with the recoveries when the model gave no answer at all (the user heard I_DONT_KNOW).
+NO_ANSWER = "no_answer"
+
+
+@dataclass
+class _Turn:
+    """One model response: its text, its tool calls, and how it ended."""
+
+    content: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    spoken: list[str] = field(default_factory=list)
+    done_reason: str = ""
+    elapsed_ms: float = 0.0
+
+
+class ChatClient:
+    """The shared loop. Subclasses set ``chat`` and ``profile`` and implement the provider hooks."""
+
+    chat: BaseChatModel
+    profile: ModelProfile
+
+    def __init__(
+        self,
+        executor: ToolExecutor,
+        *,
+        model_name: str,
+        timeout_s: float,
+        retry_empty: bool = True,
+        max_tool_rounds: int = 5,
+    ) -> None:
+        self.executor = executor
+        self._model_name = model_name
+        self.timeout_s = timeout_s
+        self.retry_empty = retry_empty
+        self.max_tool_rounds = max_tool_rounds
+
+    @property
+    def model_name(self) -> str:
+        return self._model_name
+
+    # --- provider hooks -------------------------------------------------------------------------------
+
+    async def detect(self) -> ModelProfile:
+        """The profile to use for the next request (a provider may ask its server first)."""
+        return self.profile
+
+    def _bind(self, tools: Sequence[BaseTool]) -> Runnable[Any, Any]:
+        """The chat model with ``tools`` bound, in the provider's format."""
+        return self.chat.bind_tools(list(tools))
+
+    def _server_error(self, err: Exception) -> ModelError | None:
+        """The ModelError for a failure of the provider's server, or None to let ``err`` through."""
+        return None
+
+    def _timeout_error(self) -> ModelError:
+        return ModelTimeoutError(f"no answer from {self.model_name} within {self.timeout_s:g} s")
+
+    @property
+    def token_limit(self) -> str:
+        """Where the token limit is configured, for the truncation message."""
+        return "the answer's token limit"
+
+    # --- answering ----------------------------------------------------------------------------------
+
+    async def answer(
+        self,
+        text: str,
+        tools: Sequence[BaseTool],
+        *,
+        kind: IntentKind,
+        on_sentence: SentenceSink | None = None,
+    ) -> ModelAnswer:
+        noted: list[str] = []
+        token = transport.repairs.set(noted)
+        try:
+            return await self._answer(text, tools, kind, on_sentence, noted)
+        finally:
+            transport.repairs.reset(token)
+
+    async def _answer(
+        self,
+        text: str,
+        tools: Sequence[BaseTool],
+        kind: IntentKind,
+        on_sentence: SentenceSink | None,
+        recoveries: list[str],
+    ) -> ModelAnswer:
+        start = time.perf_counter()
+        profile = await self.detect()
+        tools = profile.select_tools(tools)
+        names = [tool.name for tool in tools]
+        system = " ".join(p for p in (SYSTEM_PROMPT, KIND_HINTS.get(kind, ""), profile.prompt_hints()) if p)
+        messages: list[BaseMessage] = [SystemMessage(system), HumanMessage(text)]
+        actions: list[ToolResult] = []
+        timings: dict[str, float] = {}
+        rounds = 0
+        while True:
+            with_tools = tools if rounds < self.max_tool_rounds else []
+            turn = await self._turn(messages, with_tools, on_sentence)
+            timings[f"turn{rounds + 1}"] = turn.elapsed_ms
+            calls = turn.tool_calls
+            if not calls and with_tools:
+                calls, rest = text_tool_calls(turn.content, names)
+                if calls:
+                    recoveries.append("text_tool_call")
+                    _LOGGER.info(
+                        "Model %s wrote %d tool call(s) as text; running them",
+                        self.model_name,
+                        len(calls),
+                    )
+                    turn.content = rest
+            if not calls:
+                break
+            rounds += 1
+            # What the model said beside its calls stays in the conversation (it is never spoken).
+            said = strip_think(turn.content)
+            messages.append(
+                AIMessage(content=said, tool_calls=[c.to_dict() | {"type": "tool_call"} for c in calls])
+            )
+            messages.extend(await self._run_calls(calls, names, actions, recoveries))
+        answer = self._spoken_text(turn, recoveries)
+        if not answer and with_tools:
+            answer = await self._retry_empty(messages, system, turn, on_sentence, recoveries, timings)
+        if not answer:
+            answer = I_DONT_KNOW
+            recoveries.append(NO_ANSWER)
+            if on_sentence is not None:
+                await on_sentence(answer)
+        elif on_sentence is not None and not turn.spoken:
+            for sentence in _sentences(answer):
+                await on_sentence(sentence)
+        timings["total"] = round((time.perf_counter() - start) * 1000, 3)
+        return ModelAnswer(
+            text=answer,
+            actions=tuple(actions),
+            recoveries=tuple(recoveries),
+            rounds=rounds,
+            model=self.model_name,
+            timings_ms=timings,
+        )
+
+    def _spoken_text(self, turn: _Turn, recoveries: list[str]) -> str:
+        if "<think>" in turn.content:
+            recoveries.append("think_stripped")
+        return strip_think(turn.content)
+
+    async def _retry_empty(
+        self,
+        messages: list[BaseMessage],
+        system: str,
+        first: _Turn,
+        on_sentence: SentenceSink | None,
+        recoveries: list[str],
+        timings: dict[str, float],
+    ) -> str:
+        """An empty answer while tools were bound: once more, with no tools and a direct instruction."""
+        _LOGGER.warning("Empty tool call pattern detected (model %s)", self.model_name)
+        if not self.retry_empty:
+            return ""
+        recoveries.append("empty_retry")
+        retry_messages = [SystemMessage(f"{system} {DIRECT_ANSWER}"), *messages[1:]]
+        retry = await self._turn(retry_messages, [], on_sentence)
+        timings["retry"] = retry.elapsed_ms
+        answer = strip_think(retry.content)
+        _LOGGER.info(
+            "Empty answer retry %s: 2 attempts, first %.0f ms, retry %.0f ms",
+            "answered" if answer else "was empty too",
+            first.elapsed_ms,
+            retry.elapsed_ms,
+        )
+        if retry.spoken:
+            first.spoken = retry.spoken
+        return answer
+
+    async def _run_calls(
+        self, calls: list[ToolCall], names: list[str], actions: list[ToolResult], recoveries: list[str]
+    ) -> list[ToolMessage]:
+        """Run each call that may run; refuse the others with an error the model can correct."""
+        replies = []
+        for call in calls:
+            refusal = self._refusal(call, names, recoveries)
+            if refusal is not None:
+                replies.append(
+                    ToolMessage(content=refusal, tool_call_id=call.id, name=call.name, status="error")
+                )
+                continue
+            result = await self.executor.execute(call.name, call.args, call_id=call.id, caller="model")
+            actions.append(result)
+            status = "success" if result.ok else "error"
+            replies.append(
+                ToolMessage(content=result.content, tool_call_id=call.id, name=call.name, status=status)
+            )
+        return replies
+
+    def _refusal(self, call: ToolCall, names: list[str], recoveries: list[str]) -> str | None:
+        if call.name not in names:
+            recoveries.append("hallucinated_tool")
+            _LOGGER.warning(
+                "Model %s called a tool that was not offered: %r (offered: %s)",
+                self.model_name,
+                call.name,
+                ", ".join(names) or "none",
+            )
+            offered = ", ".join(names) or "none"
+            return f'{ERROR_PREFIX} There is no tool named "{call.name}". Available tools: {offered}.'
+        tool = self.executor.get(call.name)
+        if tool is None:
+            return f'{ERROR_PREFIX} Tool "{call.name}" is not running.'
+        _, problem = validate_args(tool, call.args)
+        if problem is not None:
+            recoveries.append("bad_arguments")
+            _LOGGER.warning("Model %s called %s with bad arguments: %s", self.model_name, call.name, problem)
+            return f"{ERROR_PREFIX} {problem}. Call {call.name} again with valid arguments."
+        return None
+
+    # --- one turn -----------------------------------------------------------------------------------
+
+    async def _turn(
+        self, messages: list[BaseMessage], tools: Sequence[BaseTool], on_sentence: SentenceSink | None
+    ) -> _Turn:
+        """One streamed model response. Raises ModelError subclasses for every server failure."""
+        model = self._bind(tools) if tools else self.chat
+        turn = _Turn()
+        # Without tools the turn is the answer: speak each sentence as soon as it is complete.
+        splitter = SentenceSplitter() if on_sentence is not None and not tools else None
+        full: AIMessageChunk | None = None
+        start = time.perf_counter()
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                async for chunk in model.astream(messages):
+                    if not isinstance(chunk, AIMessageChunk):
+                        continue
+                    full = chunk if full is None else full + chunk
+                    metadata = chunk.response_metadata
+                    reason = metadata.get("done_reason") or metadata.get("stop_reason")
+                    if reason:
+                        turn.done_reason = str(reason)
+                    if splitter is not None and on_sentence is not None:
+                        for sentence in splitter.feed(_text(chunk)):
+                            turn.spoken.append(sentence)
+                            await on_sentence(sentence)
+        except TimeoutError as err:
+            raise self._timeout_error() from err
+        except Exception as err:
+            mapped = self._server_error(err)
+            if mapped is None:
+                raise
+            raise mapped from err
+        turn.elapsed_ms = round((time.perf_counter() - start) * 1000, 3)
+        if full is not None:
+            turn.content = _text(full)
+            turn.tool_calls = ensure_ids(full.tool_calls)
+        if splitter is not None and on_sentence is not None:
+            for sentence in splitter.flush():
+                turn.spoken.append(sentence)
+                await on_sentence(sentence)
+        if turn.done_reason in ("length", "max_tokens"):
+            raise ModelResponseError(
+                f"the answer was cut off at the token limit ({turn.done_reason}; {self.token_limit})",
+                spoken="My answer got cut off; please ask again in fewer words.",
+            )
+        return turn
+
+
+def _text(message: AIMessageChunk | AIMessage) -> str:
+    content = message.content
+    if isinstance(content, str):
+        return content
+    return "".join(part if isinstance(part, str) else str(part.get("text", "")) for part in content)
+
+
+def _sentences(text: str) -> list[str]:
+    splitter = SentenceSplitter()
+    return [*splitter.feed(text), *splitter.flush()]
