@@ -149,6 +149,8 @@ class Reply:
     error: str | None = None
     request_id: str = ""
     timings_ms: dict[str, float] = field(default_factory=dict)
+    #: Model turns that called tools (0 on the local path).
+    rounds: int = 0
 
     @property
     def local(self) -> bool:
@@ -165,6 +167,7 @@ class Reply:
             "error": self.error,
             "request_id": self.request_id,
             "timings_ms": dict(self.timings_ms),
+            "rounds": self.rounds,
         }
 
     @classmethod
@@ -179,6 +182,7 @@ class Reply:
             error=data.get("error"),
             request_id=data.get("request_id", ""),
             timings_ms=dict(data.get("timings_ms", {})),
+            rounds=int(data.get("rounds", 0)),
         )
 
     def to_public(self) -> dict[str, Any]:

@@ -38,6 +38,7 @@ CREATE TABLE IF NOT EXISTS requests (
     final_ok INTEGER NOT NULL,
     retries INTEGER NOT NULL,
     recoveries TEXT NOT NULL,
+    rounds INTEGER NOT NULL,
     tools TEXT NOT NULL,
     error TEXT,
     total_ms REAL NOT NULL
@@ -139,13 +140,14 @@ class Stats:
             int(outcome.final_ok),
             outcome.retries,
             json.dumps(list(reply.recoveries)),
+            reply.rounds,
             json.dumps([f"{a.tool}:{'ok' if a.ok else 'error'}" for a in reply.actions]),
             reply.error.split(":", 1)[0] if reply.error else None,
             float(reply.timings_ms.get("total", 0.0)),
         )
         try:
             with self._connect() as db:
-                db.execute("INSERT INTO requests VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+                db.execute("INSERT INTO requests VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
         except (sqlite3.Error, OSError) as err:
             _LOGGER.warning("Could not record request statistics in %s: %s", self.path, err)
         return outcome

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import sqlite3
@@ -121,3 +122,14 @@ def test_the_stats_command_shows_rates_after_requests_and_a_restart(cli_env: dic
         "p95",
         "ms",
     ]
+
+
+def test_each_request_is_stored_with_its_rounds_tools_and_recoveries(tmp_path: Path) -> None:
+    stats = Stats(tmp_path / FILE_NAME)
+    replied = dataclasses.replace(a_reply(recoveries=("text_tool_call",)), rounds=2)
+    stats.record(replied, "qwen3:0.6b")
+    with sqlite3.connect(tmp_path / FILE_NAME) as db:
+        row = db.execute(
+            "SELECT model, path, kind, first_ok, final_ok, retries, rounds, tools FROM requests"
+        ).fetchone()
+    assert row == ("qwen3:0.6b", "model", "device", 0, 1, 1, 2, '["turn_on:ok"]')

@@ -90,6 +90,7 @@ class Assistant:
 
         actions: list[ToolResult] = []
         recoveries: list[str] = []
+        rounds = 0
         error: str | None = None
         path: Path
         if unavailable is not None:
@@ -123,6 +124,7 @@ class Assistant:
                 timings["model"] = _ms(stage)
                 actions.extend(answer.actions)
                 recoveries.extend(answer.recoveries)
+                rounds = answer.rounds
                 reply_text = answer.text
         self._remember_device(actions)
         timings["total"] = _ms(start)
@@ -136,6 +138,7 @@ class Assistant:
             error=error,
             request_id=request_id,
             timings_ms=timings,
+            rounds=rounds,
         )
         log_summary(reply)
         if self.stats is not None:
