@@ -164,7 +164,7 @@ class ChatClient:
         timings: dict[str, float] = {}
         rounds = 0
         while True:
-            with_tools = tools if rounds < self.max_tool_rounds else []
+            with_tools = tools if rounds < profile.tool_rounds(self.max_tool_rounds) else []
             turn = await self._turn(messages, with_tools, on_sentence)
             timings[f"turn{rounds + 1}"] = turn.elapsed_ms
             calls = turn.tool_calls

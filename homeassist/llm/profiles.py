@@ -38,6 +38,8 @@ TOOL_PRIORITY: tuple[str, ...] = (
     "list_devices",
 )
 
+POOR_MULTI_TURN_ROUNDS = 2
+
 STYLE_HINTS: dict[str, str] = {
     "standard": "",
     "hermes": "Call tools with the tool-calling format, never by writing the call as text.",
@@ -64,6 +66,11 @@ class ModelProfile:
         if self.tools and not self.parallel_calls:
             parts.append("Call one tool at a time.")
         return " ".join(p for p in parts if p)
+
+    def tool_rounds(self, configured: int) -> int:
+        """Rounds of tool calls before the model must answer: a model poor at following up on tool
+        results gets at most 2, whatever ``[assistant] max_tool_rounds`` allows."""
+        return min(configured, POOR_MULTI_TURN_ROUNDS) if self.multi_turn == "poor" else configured
 
     def select_tools(self, tools: Sequence[T]) -> list[T]:
         """The tools to send: none without tool support, else the ``max_tools`` of highest priority."""

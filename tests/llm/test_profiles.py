@@ -68,6 +68,12 @@ def test_the_highest_priority_tools_are_kept() -> None:
     assert set(DEVICE_TOOLS) | {"get_current_datetime"} <= set(TOOL_PRIORITY)
 
 
+def test_a_model_poor_at_multi_turn_gets_fewer_tool_rounds() -> None:
+    assert BUILTIN["llama3.2"].tool_rounds(5) == 2
+    assert BUILTIN["qwen3"].tool_rounds(5) == 5
+    assert BUILTIN["llama3.2"].tool_rounds(1) == 1
+
+
 def test_prompt_hints_follow_the_style() -> None:
     assert "never by writing the call as text" in BUILTIN["qwen3"].prompt_hints()
     assert BUILTIN["llama3.2"].prompt_hints() == "Call one tool at a time."
