@@ -80,7 +80,7 @@ def test_config_file_from_environment_variable(tmp_path: Path) -> None:
 
 
 def test_explicit_path_beats_environment_variable(tmp_path: Path) -> None:
-    chosen = write(tmp_path, '[assistant]\nlanguage = "de"\n', "chosen.toml")
+    chosen = write(tmp_path, '[assistant]\nlanguage = "de"\n[stt]\nmodel = "base"\n', "chosen.toml")
     other = write(tmp_path, '[assistant]\nlanguage = "fr"\n', "other.toml")
     assert load_settings(chosen, env={"HOMEASSIST_CONFIG": str(other)}).settings.assistant.language == "de"
 
@@ -88,10 +88,10 @@ def test_explicit_path_beats_environment_variable(tmp_path: Path) -> None:
 def test_system_then_user_config_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     user = tmp_path / "xdg" / "homeassist" / "homeassist.toml"
     user.parent.mkdir(parents=True)
-    user.write_text('[assistant]\nlanguage = "nl"\n', encoding="utf-8")
+    user.write_text('[assistant]\nlanguage = "nl"\n[stt]\nmodel = "base"\n', encoding="utf-8")
     env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg")}
     assert load_settings(env=env).path == user
-    system = write(tmp_path, '[assistant]\nlanguage = "sv"\n', "system.toml")
+    system = write(tmp_path, '[assistant]\nlanguage = "sv"\n[stt]\nmodel = "base"\n', "system.toml")
     monkeypatch.setattr(loader, "SYSTEM_CONFIG", system)
     loaded = load_settings(env=env)
     assert loaded.path == system
@@ -248,3 +248,13 @@ def test_state_dir_resolution(tmp_path: Path) -> None:
     )
     configured = load_settings(env={"HOMEASSIST_PATHS__STATE_DIR": str(tmp_path)}).settings
     assert state_dir(configured, {"STATE_DIRECTORY": "/var/lib/homeassist"}) == tmp_path
+
+
+def test_an_english_only_speech_model_with_another_language_is_a_config_error() -> None:
+    message = error_of(env={"HOMEASSIST_ASSISTANT__LANGUAGE": "de"})
+    assert message.startswith(
+        "environment variable HOMEASSIST_ASSISTANT__LANGUAGE: [stt] model: found 'tiny.en'"
+    )
+    assert "allowed: a multilingual model such as 'base'" in message
+    settings = load_settings(env={"HOMEASSIST_ASSISTANT__LANGUAGE": "de", "HOMEASSIST_STT__MODEL": "base"})
+    assert settings.settings.stt.model == "base"

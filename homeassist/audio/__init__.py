@@ -1,0 +1,1 @@
+"""Voice: capture, wake word, endpointing, speech to text, and the speaker."""
