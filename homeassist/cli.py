@@ -17,6 +17,16 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from homeassist import __version__
+from homeassist.audio.capture import read_wav
+from homeassist.audio.pipeline import NOT_UNDERSTOOD
+from homeassist.audio.voice import (
+    build_endpointer,
+    build_speaker,
+    build_transcriber,
+    build_voice,
+    build_wake,
+    command_from_recording,
+)
 from homeassist.config.loader import LoadedConfig, load_settings, state_dir
 from homeassist.config.render import effective_dict, render_toml
 from homeassist.daemon import build_runtime, run_console
@@ -24,6 +34,7 @@ from homeassist.errors import ConfigError, HomeassistError
 from homeassist.intent.classifier import IntentClassifier
 from homeassist.llm.validate import format_report, validate_model
 from homeassist.logs import setup_logging
+from homeassist.messages import Intent, Reply
 from homeassist.stats import FILE_NAME as STATS_FILE
 from homeassist.stats import Stats, format_rates
 from homeassist.zwave.service import ZWaveService
@@ -64,8 +75,24 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     ask = commands.add_parser("ask", parents=[common], help="answer one request, e.g. ask what time is it")
-    ask.add_argument("text", nargs="+", help="the request, as you would say it")
+    ask.add_argument("text", nargs="*", help="the request, as you would say it")
+    ask.add_argument(
+        "--wav",
+        metavar="FILE",
+        type=Path,
+        help="the request as a recording (a wake word at its start is cut off); the reply is also spoken",
+    )
     ask.add_argument("--json", action="store_true", help="print one JSON object instead of the reply")
+
+    transcribe = commands.add_parser(
+        "transcribe", parents=[common], help="speech to text for a WAV file: the text and its timings"
+    )
+    transcribe.add_argument("wav", metavar="FILE.wav", type=Path)
+    transcribe.add_argument("--json", action="store_true", help="print JSON")
+
+    commands.add_parser(
+        "listen", parents=[common], help="microphone to transcripts (wake word, endpointing): check a set-up"
+    )
 
     classify = commands.add_parser(
         "classify", parents=[common], help="classify requests read from stdin, one JSON line each"
@@ -149,7 +176,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _dispatch(args: argparse.Namespace, loaded: LoadedConfig) -> int:
     if args.command == "ask":
+        if bool(args.text) == bool(args.wav):
+            print("homeassist ask: give the request as text or as --wav FILE (one of them)", file=sys.stderr)
+            return EXIT_USAGE
+        if args.wav:
+            return asyncio.run(_ask_wav(args.wav, loaded, as_json=args.json))
         return asyncio.run(_ask(" ".join(args.text), loaded, as_json=args.json))
+    if args.command == "transcribe":
+        return _transcribe(args.wav, loaded, as_json=args.json)
+    if args.command == "listen":
+        return asyncio.run(_listen(loaded))
     if args.command == "classify":
         return classify_stream(sys.stdin, sys.stdout, jsonl=args.jsonl)
     if args.command == "tools":
@@ -191,6 +227,76 @@ async def _ask(text: str, loaded: LoadedConfig, *, as_json: bool) -> int:
         print(json.dumps(reply.to_public(), ensure_ascii=False))
     else:
         print(reply.text)
+    return EXIT_OK
+
+
+def _transcribe(path: Path, loaded: LoadedConfig, *, as_json: bool) -> int:
+    audio = read_wav(path)
+    transcriber = build_transcriber(loaded.settings, state_dir(loaded.settings))
+    transcript = transcriber.transcribe_blocking(audio, source=str(path))
+    timings = transcriber_timings(transcript.timings_ms, transcriber.load_ms)
+    if as_json:
+        print(json.dumps(transcript.to_dict() | {"timings_ms": timings}, ensure_ascii=False))
+    else:
+        print(transcript.text or "(nothing said)")
+        print(" ".join(f"{k}={v:g}" for k, v in timings.items()) + f" confidence={transcript.confidence:g}")
+    return EXIT_OK
+
+
+def transcriber_timings(timings: dict[str, float], load_ms: float) -> dict[str, float]:
+    return {"load_ms": round(load_ms, 1)} | {f"{k}_ms" if k != "rtf" else k: v for k, v in timings.items()}
+
+
+async def _ask_wav(path: Path, loaded: LoadedConfig, *, as_json: bool) -> int:
+    settings = loaded.settings
+    audio = await asyncio.to_thread(read_wav, path)
+    wake = await asyncio.to_thread(build_wake, settings)
+    endpointer = await asyncio.to_thread(build_endpointer, settings)
+    command, word = await asyncio.to_thread(command_from_recording, audio, wake, endpointer)
+    transcriber = build_transcriber(settings, state_dir(settings))
+    transcript = await transcriber.transcribe(command, source=str(path))
+    await transcriber.aclose()
+    runtime = build_runtime(settings)
+    speaker = build_speaker(settings)
+    try:
+        if transcript.text:
+            reply = await runtime.assistant.handle(transcript.text, on_sentence=speaker.say)
+            text = reply.text
+        else:
+            reply, text = None, NOT_UNDERSTOOD
+        if reply is None or reply.path == "local" or reply.error:
+            await speaker.say(text)
+        await speaker.wait_idle(60)
+        if runtime.zwave.owns_sim:
+            print(SIM_NOT_KEPT, file=sys.stderr)
+    finally:
+        await speaker.aclose()
+        await runtime.aclose()
+    if as_json:
+        data: dict[str, Any] = reply.to_public() if reply else {"reply": text, "text": ""}
+        data["transcript"] = transcript.to_dict() | {"wake_word": word}
+        data["spoken_wavs"] = [str(s.wav) for s in speaker.spoken if s.wav]
+        print(json.dumps(data, ensure_ascii=False))
+    else:
+        print(f"heard: {transcript.text or '(nothing)'}", file=sys.stderr)
+        print(text)
+    return EXIT_OK
+
+
+async def _listen(loaded: LoadedConfig) -> int:
+    """Microphone -> transcripts, printed as they come, until Ctrl-C."""
+
+    async def show(text: str, speak: object) -> Reply:
+        print(text, flush=True)
+        return Reply(text="", request=text, intent=Intent("general", 1.0), path="local")
+
+    voice = await build_voice(loaded.settings, state_dir(loaded.settings), show)
+    if voice is None:
+        print("homeassist listen: no microphone (see the log)", file=sys.stderr)
+        return EXIT_FAILURE
+    voice.speaker.device = None  # listen only: no replies, no tone
+    print("Listening (Ctrl-C to stop)...", file=sys.stderr, flush=True)
+    await voice.run()
     return EXIT_OK
 
 

@@ -10,21 +10,26 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import sys
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import TextIO
 
 from homeassist import __version__
 from homeassist.assistant import Assistant
+from homeassist.audio.pipeline import VoiceLoop
+from homeassist.audio.voice import build_voice
 from homeassist.config.loader import state_dir
 from homeassist.config.settings import Settings
+from homeassist.errors import HomeassistError
 from homeassist.intent.classifier import IntentClassifier
 from homeassist.llm.base import ModelClient
 from homeassist.llm.ollama import OllamaClient
 from homeassist.llm.unavailable import UnavailableModelClient
+from homeassist.messages import Reply
 from homeassist.stats import FILE_NAME as STATS_FILE
 from homeassist.stats import Stats
 from homeassist.tools.clock import make_datetime_tool
@@ -44,6 +49,7 @@ class Runtime:
     model: ModelClient
     assistant: Assistant
     zwave: ZWaveService
+    voice: VoiceLoop | None = None
 
     async def aclose(self) -> None:
         """Stop in reverse order of start: the model client, then Z-Wave (and its simulator)."""
@@ -110,6 +116,12 @@ async def run_console(runtime: Runtime, stdin: TextIO | None = None, stdout: Tex
     lines = read_lines(stdin)
     # Z-Wave (and the simulated home) comes up in the background: the console answers at once.
     zwave_start = asyncio.create_task(runtime.zwave.start(), name="zwave-start")
+    # The microphone, wake word and speech model load in the background too (seconds).
+    voice = asyncio.create_task(listen(runtime), name="voice")
+    # What exists now lives as long as the daemon: keep it out of the garbage collector's passes, so
+    # a collection never holds the interpreter long while the audio callback waits.
+    gc.collect()
+    gc.freeze()
     if isinstance(runtime.model, OllamaClient):
         # Load the model now, so the first question is not a cold start; a failure is only logged.
         warm_up: asyncio.Task[bool] | None = asyncio.create_task(
@@ -132,7 +144,7 @@ async def run_console(runtime: Runtime, stdin: TextIO | None = None, stdout: Tex
             reply = await runtime.assistant.handle(text)
             print(f"homeassist> {reply.text}", file=stdout, flush=True)
     finally:
-        for task in (zwave_start, warm_up):
+        for task in (voice, zwave_start, warm_up):
             if task is None:
                 continue
             if not task.done():
@@ -142,6 +154,29 @@ async def run_console(runtime: Runtime, stdin: TextIO | None = None, stdout: Tex
         await runtime.aclose()
     _LOGGER.info("Console stopped")
     return 0
+
+
+async def listen(runtime: Runtime) -> None:
+    """The voice loop on the microphone, when there is one, until cancelled. Never raises: a broken
+    voice set-up is logged with its fix, and typed requests go on working."""
+
+    async def handle(text: str, speak: Callable[[str], Awaitable[None]]) -> Reply:
+        return await runtime.assistant.handle(text, on_sentence=speak)
+
+    try:
+        voice = await build_voice(runtime.settings, state_dir(runtime.settings), handle)
+    except HomeassistError as err:
+        _LOGGER.error("Voice input is off: %s", err)
+        return
+    if voice is None:
+        return
+    runtime.voice = voice
+    try:
+        await voice.run()
+    except HomeassistError as err:
+        _LOGGER.error("Voice input stopped: %s", err)
+    finally:
+        await voice.aclose()
 
 
 async def read_lines(stream: TextIO) -> AsyncIterator[str | None]:

@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import logging
 import shutil
 import time
+import wave
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import numpy as np
 
 from homeassist.config.settings import AudioSettings, TtsSettings
 from homeassist.errors import HomeassistError
@@ -25,6 +29,23 @@ from homeassist.errors import HomeassistError
 _LOGGER = logging.getLogger(__name__)
 
 SYNTH_TIMEOUT_S = 20.0
+
+
+def _tone(frequency: float = 880.0, seconds: float = 0.15, rate: int = 16_000) -> bytes:
+    """A short sine tone as WAV bytes, faded in and out so it does not click."""
+    t = np.arange(int(seconds * rate)) / rate
+    fade = np.minimum(1.0, np.minimum(t, seconds - t) / 0.01)
+    samples = (0.3 * 32767 * np.sin(2 * np.pi * frequency * t) * fade).astype("<i2")
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(rate)
+        out.writeframes(samples.tobytes())
+    return buffer.getvalue()
+
+
+TONE = _tone()
 
 
 class SpeakerError(HomeassistError):
@@ -69,7 +90,7 @@ class Speaker:
         self.wav_dir = Path(audio.wav_dir).expanduser() if audio.wav_dir else None
         self.piper_model = Path(tts.piper_model).expanduser() if tts.piper_model else None
         self.spoken: list[Spoken] = []
-        self._queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self._queue: asyncio.Queue[str | bytes | None] = asyncio.Queue()
         self._player: asyncio.Task[None] | None = None
         self._pending = 0
         self._idle = asyncio.Event()
@@ -107,6 +128,16 @@ class Speaker:
         self._idle.clear()
         await self._queue.put(sentence)
 
+    async def beep(self) -> None:
+        """The short tone after a wake word (only on an output device)."""
+        if self.device is None:
+            return
+        if self._player is None or self._player.done():
+            self._player = asyncio.create_task(self._play_queue(), name="speaker")
+        self._pending += 1
+        self._idle.clear()
+        await self._queue.put(TONE)
+
     async def say_all(self, sentences: Sequence[str]) -> None:
         for sentence in sentences:
             await self.say(sentence)
@@ -138,7 +169,10 @@ class Speaker:
             if sentence is None:
                 return
             try:
-                self.spoken.append(await self._speak(sentence))
+                if isinstance(sentence, bytes):
+                    await self._play(sentence)
+                else:
+                    self.spoken.append(await self._speak(sentence))
             except SpeakerError as err:
                 _LOGGER.warning("Could not speak %r: %s", sentence[:40], err)
             except Exception:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import os
 import re
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -53,6 +54,11 @@ class BackgroundTranscriber:
         self.load_ms = 0.0
 
     @property
+    def cpu_threads(self) -> int:
+        """Threads for inference: all cores but one, so capture and the event loop always have one."""
+        return self.threads or max(1, (os.cpu_count() or 2) - 1)
+
+    @property
     def loaded(self) -> bool:
         return self._model is not None
 
@@ -67,7 +73,7 @@ class BackgroundTranscriber:
         start = time.perf_counter()
         where = resolve_model(self.settings.model, self.state_dir)
         self._model = WhisperModel(
-            where, device="cpu", compute_type=self.settings.compute_type, cpu_threads=self.threads
+            where, device="cpu", compute_type=self.settings.compute_type, cpu_threads=self.cpu_threads
         )
         self.load_ms = (time.perf_counter() - start) * 1000
         _LOGGER.info("Speech model %s loaded in %.0f ms", self.settings.model, self.load_ms)

@@ -1,0 +1,184 @@
+"""VoiceLoop: capture -> wake word -> endpointing -> transcription -> Assistant -> Speaker.
+
+One task reads frames from the source and never waits for anything slow: an utterance is handed to a
+second task that transcribes it (in the transcriber's worker thread) and answers it, so capture goes
+on. While the speaker plays, frames are dropped (no wake word, no command: the assistant never answers
+itself), and the wake word detector is reset afterwards. After a wake word a short tone plays and the
+endpointer waits for speech; "nothing heard" gets a short spoken prompt. "stop" or "cancel" said after
+the wake word cuts a reply short. With ``[wake] words = []`` every utterance is a command.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from homeassist.audio.capture import AudioFrame, AudioSource
+from homeassist.audio.endpoint import Endpointer, Event, NothingHeard, SpeechStarted, Utterance
+from homeassist.audio.speaker import Speaker
+from homeassist.audio.stt import BackgroundTranscriber
+from homeassist.audio.wake import WakeWordDetector
+from homeassist.messages import Reply, Transcript
+
+_LOGGER = logging.getLogger(__name__)
+
+NOTHING_HEARD = "Sorry, I didn't hear anything."
+NOT_UNDERSTOOD = "Sorry, I didn't catch that."
+_STOP = re.compile(r"^\W*(stop|cancel|never ?mind|be quiet|quiet|shut up|enough)\W*$", re.IGNORECASE)
+#: Audio after the speaker stops that may still hold its echo; dropped like the playback itself.
+ECHO_TAIL_S = 0.25
+
+
+@dataclass
+class Heard:
+    """One command as the loop handled it: for tests, the log and the benchmark."""
+
+    transcript: Transcript
+    speech_end_at: float
+    transcribed_at: float
+    reply: Reply | None = None
+    replied_at: float | None = None
+    events: list[str] = field(default_factory=list)
+
+
+class VoiceLoop:
+    def __init__(
+        self,
+        source: AudioSource,
+        *,
+        wake: WakeWordDetector,
+        endpointer: Endpointer,
+        transcriber: BackgroundTranscriber,
+        speaker: Speaker,
+        handle: Callable[[str, Callable[[str], Awaitable[None]]], Awaitable[Reply]],
+    ) -> None:
+        self.source = source
+        self.wake = wake
+        self.endpointer = endpointer
+        self.transcriber = transcriber
+        self.speaker = speaker
+        self.handle = handle
+        self.heard: list[Heard] = []
+        self.frames = 0
+        self.dropped_while_speaking = 0
+        self._listening = not wake.enabled
+        self._muted_until = 0.0
+        self._reset_after_mute = False
+        self._work: asyncio.Task[None] | None = None
+        self._queue: asyncio.Queue[tuple[npt.NDArray[np.int16], float] | None] = asyncio.Queue()
+        if self._listening:
+            self.endpointer.start()
+
+    async def run(self) -> None:
+        """Until the source ends (a file) or the task is cancelled (the daemon stops)."""
+        self._work = asyncio.create_task(self._answer_utterances(), name="voice-answer")
+        try:
+            async for frame in self.source.frames():
+                self.frames += 1
+                if self._muted(frame):
+                    continue
+                # Wake word and VAD models run in a worker thread (~2.5 ms a frame), not on the loop.
+                word, event = await asyncio.to_thread(self._detect, frame)
+                self._act(word, event)
+        finally:
+            await self._queue.put(None)
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._work
+
+    async def aclose(self) -> None:
+        """Stop capture, drop what is queued to say, and release the speech model's worker."""
+        await self.source.close()
+        await self.speaker.aclose()
+        await self.transcriber.aclose()
+
+    def _muted(self, frame: AudioFrame) -> bool:
+        """While the speaker plays (and a short echo tail after), frames are dropped."""
+        now = time.monotonic()
+        if self.speaker.speaking:
+            self._muted_until = now + ECHO_TAIL_S
+        if now < self._muted_until:
+            self.dropped_while_speaking += 1
+            self._reset_after_mute = True
+            return True
+        if self._reset_after_mute:
+            self._reset_after_mute = False
+            self.wake.reset()
+            if self.wake.enabled:
+                self._listening = False
+                self.endpointer.stop()
+        return False
+
+    def _detect(self, frame: AudioFrame) -> tuple[str | None, Event | None]:
+        # Every frame reaches the endpointer (it keeps the pre-roll while idle), before the wake word:
+        # the command often starts while the wake word is still being scored.
+        event = self.endpointer.feed(frame)
+        word = self.wake.process(frame) if not self._listening else None
+        return word, event
+
+    def _act(self, word: str | None, event: Event | None) -> None:
+        if word is not None:
+            _LOGGER.info("Wake word %s", word)
+            self._listening = True
+            self.endpointer.start()
+            asyncio.get_running_loop().create_task(self.speaker.beep())
+            return
+        if not self._listening:
+            return
+        if isinstance(event, SpeechStarted):
+            _LOGGER.debug("Speech started")
+        elif isinstance(event, Utterance):
+            self._queue.put_nowait((event.audio, event.speech_end_at))
+            self._done_listening()
+        elif isinstance(event, NothingHeard):
+            _LOGGER.info("Nothing heard after the wake word")
+            asyncio.get_running_loop().create_task(self.speaker.say(NOTHING_HEARD))
+            self._done_listening()
+
+    def _done_listening(self) -> None:
+        if self.wake.enabled:
+            self._listening = False
+            self.wake.reset()
+        else:
+            self.endpointer.start()
+
+    async def _answer_utterances(self) -> None:
+        while True:
+            item = await self._queue.get()
+            if item is None:
+                return
+            audio, speech_end_at = item
+            try:
+                await self._answer(audio, speech_end_at)
+            except Exception:
+                _LOGGER.exception("Could not answer an utterance")
+
+    async def _answer(self, audio: npt.NDArray[np.int16], speech_end_at: float) -> None:
+        transcript = await self.transcriber.transcribe(audio)
+        heard = Heard(transcript, speech_end_at, time.monotonic())
+        self.heard.append(heard)
+        _LOGGER.debug("Heard %r (%s)", transcript.text, transcript.timings_ms)
+        if not transcript.text:
+            if self.wake.enabled:
+                await self.speaker.say(NOT_UNDERSTOOD)
+            return
+        if _STOP.match(transcript.text):
+            heard.events.append("stopped")
+            await self.speaker.stop()
+            return
+
+        async def speak(sentence: str) -> None:
+            if heard.replied_at is None:
+                heard.replied_at = time.monotonic()
+            await self.speaker.say(sentence)
+
+        heard.reply = await self.handle(transcript.text, speak)
+        if heard.replied_at is None:  # the local path, or an error: the reply comes whole
+            await speak(heard.reply.text)

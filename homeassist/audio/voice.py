@@ -1,0 +1,113 @@
+"""Building the voice parts from the settings, and the recording path of ``ask --wav``.
+
+``build_voice`` makes the VoiceLoop for the daemon: the microphone (none found: a log line and the
+console only), the wake word detector, the endpointer and the speech model, all loaded off the event
+loop. ``command_from_recording`` runs a recording through the same wake word and endpointing: a
+recording that starts with the wake word has it cut off, one without is taken whole as the command.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from homeassist.audio.capture import (
+    FRAME_SECONDS,
+    SAMPLE_RATE,
+    AudioFrame,
+    MicrophoneSource,
+    find_input_device,
+    to_frames,
+)
+from homeassist.audio.endpoint import Endpointer, NothingHeard, Utterance
+from homeassist.audio.pipeline import VoiceLoop
+from homeassist.audio.speaker import Speaker, output_device
+from homeassist.audio.stt import BackgroundTranscriber
+from homeassist.audio.wake import WakeWordDetector
+from homeassist.config.settings import Settings
+from homeassist.messages import Reply
+
+_LOGGER = logging.getLogger(__name__)
+
+Handle = Callable[[str, Callable[[str], Awaitable[None]]], Awaitable[Reply]]
+
+
+def build_speaker(settings: Settings) -> Speaker:
+    return Speaker(settings.tts, settings.audio, device=output_device(settings.audio.output))
+
+
+def build_transcriber(settings: Settings, state_dir: Path) -> BackgroundTranscriber:
+    return BackgroundTranscriber(settings.stt, language=settings.assistant.language, state_dir=state_dir)
+
+
+def build_endpointer(settings: Settings) -> Endpointer:
+    vad = settings.vad
+    return Endpointer(
+        trailing_silence_ms=vad.trailing_silence_ms,
+        max_utterance_s=vad.max_utterance_s,
+        preroll_ms=vad.preroll_ms,
+        no_speech_timeout_s=vad.no_speech_timeout_s,
+    )
+
+
+def build_wake(settings: Settings) -> WakeWordDetector:
+    wake = settings.wake
+    return WakeWordDetector(wake.words, threshold=wake.threshold, refractory_s=wake.refractory_s)
+
+
+async def build_voice(settings: Settings, state_dir: Path, handle: Handle) -> VoiceLoop | None:
+    """The daemon's voice loop, or None when there is no microphone (then only the console listens)."""
+    spec = settings.audio.input
+    if spec == "none":
+        _LOGGER.info("Voice input is off ([audio] input = 'none'); typed requests only")
+        return None
+    device = await asyncio.to_thread(find_input_device, spec)
+    if device is None:
+        _LOGGER.warning(
+            "No microphone found; typed requests only. Connect one, or set [audio] input to a device "
+            "(`homeassist listen` checks a set-up)"
+        )
+        return None
+    wake = await asyncio.to_thread(build_wake, settings)
+    endpointer = await asyncio.to_thread(build_endpointer, settings)
+    transcriber = build_transcriber(settings, state_dir)
+    await transcriber.load()
+    speaker = build_speaker(settings)
+    words = ", ".join(settings.wake.words) or "none: always listening"
+    _LOGGER.info("Listening on input device %s (wake words: %s)", device, words)
+    return VoiceLoop(
+        MicrophoneSource(device),
+        wake=wake,
+        endpointer=endpointer,
+        transcriber=transcriber,
+        speaker=speaker,
+        handle=handle,
+    )
+
+
+def command_from_recording(
+    audio: npt.NDArray[np.int16], wake: WakeWordDetector, endpointer: Endpointer
+) -> tuple[npt.NDArray[np.int16], str | None]:
+    """The command in a recording, and the wake word it started with (None: the whole recording)."""
+    if not wake.enabled:
+        return audio, None
+    silence = np.zeros(int(2 * SAMPLE_RATE), dtype=np.int16)  # lets the endpointer hear the end
+    word: str | None = None
+    for number, samples in enumerate(to_frames(np.concatenate([audio, silence])), start=1):
+        frame = AudioFrame(samples, number * FRAME_SECONDS)
+        event = endpointer.feed(frame)
+        if word is None:
+            word = wake.process(frame)
+            if word is not None:
+                endpointer.start()
+            continue
+        if isinstance(event, Utterance):
+            return event.audio, word
+        if isinstance(event, NothingHeard):
+            return np.zeros(0, dtype=np.int16), word
+    return (audio, None) if word is None else (np.zeros(0, dtype=np.int16), word)

@@ -1,0 +1,246 @@
+"""The whole voice path: wake word, endpointing, transcription and the reply, on synthesized speech.
+
+In process with a WAV source (what is acted on and what is not), with the virtual microphone paced in
+real time while the base model loads and transcribes (capture never waits), and end to end through the
+virtual microphone into a running daemon that switches the simulated Kitchen Light.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from homeassist.audio.capture import FRAME_SECONDS, AudioFrame, MicrophoneSource, WavSource
+from homeassist.audio.pipeline import VoiceLoop
+from homeassist.audio.speaker import Speaker
+from homeassist.audio.stt import BackgroundTranscriber
+from homeassist.audio.voice import build_endpointer, build_wake, command_from_recording
+from homeassist.config.loader import load_settings
+from homeassist.config.settings import AudioSettings, Settings, SttSettings, TtsSettings
+from homeassist.messages import Intent, Reply
+from tests.audio.conftest import Clips, VirtualMic, compose, read_pcm16, write_pcm16
+from tests.conftest import REPO
+from tests.zwave.conftest import KITCHEN_LIGHT, SWITCH, Observer
+
+SETTINGS: Settings = load_settings(env={}).settings
+
+#: Writes a raw file into the virtual microphone's FIFO one 80 ms block at a time, on a steady clock.
+PACED_FEEDER = """
+import os, sys, time
+fifo, raw = sys.argv[1], sys.argv[2]
+data = open(raw, "rb").read()
+out = os.open(fifo, os.O_WRONLY)
+start = time.monotonic()
+for number, offset in enumerate(range(0, len(data), 2560)):
+    delay = start + number * 0.08 - time.monotonic()
+    if delay > 0:
+        time.sleep(delay)
+    os.write(out, data[offset:offset + 2560].ljust(2560, b"\\0"))
+"""
+
+
+class Commands:
+    """Stands where the Assistant would: records what it was asked, answers in one sentence."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    async def __call__(self, text: str, speak: Callable[[str], Awaitable[None]]) -> Reply:
+        self.texts.append(text)
+        await speak("Done.")
+        return Reply(text="Done.", request=text, intent=Intent("device", 1.0), path="model")
+
+
+@pytest.fixture(scope="module")
+def transcriber(tmp_path_factory: pytest.TempPathFactory) -> BackgroundTranscriber:
+    stt = BackgroundTranscriber(SttSettings(), language="en", state_dir=tmp_path_factory.mktemp("state"))
+    stt.transcribe_blocking(np.zeros(1600, dtype=np.int16))
+    return stt
+
+
+async def run_file(
+    path: Path, transcriber: BackgroundTranscriber, tmp_path: Path
+) -> tuple[VoiceLoop, Commands]:
+    commands = Commands()
+    speaker = Speaker(TtsSettings(), AudioSettings(wav_dir=str(tmp_path / "replies")), device=None)
+    loop = VoiceLoop(
+        WavSource(path, trailing_silence_s=2.0),
+        wake=build_wake(SETTINGS),
+        endpointer=build_endpointer(SETTINGS),
+        transcriber=transcriber,
+        speaker=speaker,
+        handle=commands,
+    )
+    await loop.run()
+    await speaker.wait_idle(30)
+    return loop, commands
+
+
+async def test_only_what_follows_the_wake_word_is_acted_on(
+    clips: Clips, transcriber: BackgroundTranscriber, tmp_path: Path
+) -> None:
+    noise = np.round(np.random.default_rng(3).normal(0.0, 3000.0, 16000 * 3)).astype(np.int16)
+    audio = compose(1.0, clips.command, 1.5, noise, 1.5, clips.wake_command, 2.0, clips.question, 1.0, seed=5)
+    loop, commands = await run_file(write_pcm16(tmp_path / "session.wav", audio), transcriber, tmp_path)
+    # Silence, the command without the wake word and the noise did nothing; the wake word command did.
+    assert len(commands.texts) == 1, commands.texts
+    assert "kitchen light" in commands.texts[0].lower() and "jarvis" not in commands.texts[0].lower()
+    assert loop.heard[0].speech_end_at > 0
+
+
+async def test_nothing_heard_after_the_wake_word_gets_a_spoken_prompt(
+    clips: Clips, transcriber: BackgroundTranscriber, tmp_path: Path
+) -> None:
+    path = write_pcm16(tmp_path / "wake-only.wav", compose(1.0, clips.wake_phrase, 6.0, seed=6))
+    loop, commands = await run_file(path, transcriber, tmp_path)
+    assert commands.texts == []
+    assert [s.text for s in loop.speaker.spoken] == ["Sorry, I didn't hear anything."]
+
+
+async def test_frames_are_dropped_while_the_speaker_plays(
+    clips: Clips, transcriber: BackgroundTranscriber, tmp_path: Path
+) -> None:
+    commands = Commands()
+    speaker = Speaker(TtsSettings(), AudioSettings(wav_dir=str(tmp_path)), device=None)
+    loop = VoiceLoop(
+        WavSource(write_pcm16(tmp_path / "x.wav", compose(0.5, clips.wake_command, 2.0, seed=8))),
+        wake=build_wake(SETTINGS),
+        endpointer=build_endpointer(SETTINGS),
+        transcriber=transcriber,
+        speaker=speaker,
+        handle=commands,
+    )
+    await speaker.say("A long reply that is still being spoken while the command is said.")
+    assert loop._muted(AudioFrame(np.zeros(1280, dtype=np.int16), time.monotonic()))
+    await speaker.wait_idle(30)
+    await asyncio.sleep(0.3)  # the echo tail
+    assert not loop._muted(AudioFrame(np.zeros(1280, dtype=np.int16), time.monotonic()))
+    assert loop.dropped_while_speaking >= 1
+
+
+def test_a_recording_starting_with_the_wake_word_has_it_cut_off(
+    clips: Clips, transcriber: BackgroundTranscriber
+) -> None:
+    command, word = command_from_recording(
+        compose(0.5, clips.wake_command, 0.5, seed=9), build_wake(SETTINGS), build_endpointer(SETTINGS)
+    )
+    assert word == "hey_jarvis"
+    text = transcriber.transcribe_blocking(command).text.lower()
+    assert "kitchen light" in text and "jarvis" not in text
+    whole, none = command_from_recording(
+        compose(0.5, clips.command, 0.5, seed=10), build_wake(SETTINGS), build_endpointer(SETTINGS)
+    )
+    assert none is None and len(whole) == len(compose(0.5, clips.command, 0.5, seed=10))
+
+
+async def test_capture_never_waits_while_the_base_model_loads_and_transcribes(
+    virtual_mic: VirtualMic, clips: Clips, tmp_path: Path
+) -> None:
+    """A source paced in real time, the real base model loading and transcribing meanwhile.
+
+    The pacing comes from another process (as a sound card's clock would), so what is measured is
+    this process's capture path: PortAudio's callback, the queue and the consumer.
+    """
+    # As the daemon does once it has started: long-lived objects out of the garbage collector's way,
+    # so no collection of a big heap holds the GIL while PortAudio's callback waits for it.
+    gc.collect()
+    gc.freeze()
+    raw = tmp_path / "paced.raw"
+    raw.write_bytes(compose(0.5, clips.wake_command, 7.0, seed=11).astype("<i2").tobytes())
+    feeder = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", PACED_FEEDER, str(virtual_mic.fifo), str(raw)
+    )
+    source = MicrophoneSource("vmic")
+    base = BackgroundTranscriber(SttSettings(model="base"), language="en", state_dir=tmp_path)
+    stamps: list[float] = []
+
+    async def capture() -> None:
+        async for frame in source.frames():
+            stamps.append(frame.at)
+            if len(stamps) >= 75:  # 6 s
+                return
+
+    async def work() -> None:
+        await base.load()
+        await base.transcribe(clips.wake_command)
+
+    try:
+        await asyncio.gather(capture(), work())
+    finally:
+        gc.unfreeze()
+    feeder.kill()
+    await feeder.wait()
+    virtual_mic.play(np.zeros(1280, dtype=np.int16))  # silence until the stream is closed
+    await source.close()
+    await base.aclose()
+    gaps = np.diff(stamps) - FRAME_SECONDS
+    assert source.overflows == 0
+    assert gaps.max() <= 0.1, f"largest capture gap {gaps.max() * 1000:.0f} ms"
+
+
+def test_hey_jarvis_through_the_virtual_microphone_switches_the_light_in_the_daemon(
+    clips: Clips, sim_url: str, tmp_path: Path, cli_env: dict[str, str]
+) -> None:
+    home = tmp_path / "alsa-home"
+    mic = VirtualMic(home)
+    replies = tmp_path / "replies"
+    env = cli_env | {
+        "HOME": str(home),
+        "HOMEASSIST_AUDIO__INPUT": "vmic",
+        "HOMEASSIST_AUDIO__OUTPUT": "none",
+        "HOMEASSIST_AUDIO__WAV_DIR": str(replies),
+        "HOMEASSIST_ZWAVE__URL": sim_url,
+    }
+    log = (tmp_path / "daemon.log").open("w")
+    daemon = subprocess.Popen(
+        [sys.executable, "-m", "homeassist", "run"],
+        env=env,
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+    )
+    try:
+        asyncio.run(set_light(sim_url, False))
+        wait_for(lambda: "Listening on input device" in (tmp_path / "daemon.log").read_text(), 90, tmp_path)
+        mic.play(compose(0.5, clips.wake_command, 3.0, seed=12), interval_s=FRAME_SECONDS / 2)
+        wait_for(lambda: asyncio.run(light(sim_url)) is True, 60, tmp_path)
+        wait_for(lambda: any(replies.glob("*.wav")), 30, tmp_path)
+    finally:
+        assert daemon.stdin is not None
+        daemon.stdin.close()
+        code = daemon.wait(30)
+        mic.close()
+        log.close()
+    assert code == 0, (tmp_path / "daemon.log").read_text()[-3000:]
+    spoken = read_pcm16(next(replies.glob("*.wav")))
+    assert len(spoken) > 0
+    asyncio.run(set_light(sim_url, False))
+
+
+def wait_for(check: Callable[[], bool], timeout_s: float, tmp_path: Path) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.2)
+    pytest.fail(f"timed out; daemon log:\n{(tmp_path / 'daemon.log').read_text()[-3000:]}")
+
+
+async def light(url: str) -> object:
+    async with Observer(url) as watcher:
+        return await watcher.read(KITCHEN_LIGHT, SWITCH, "currentValue")
+
+
+async def set_light(url: str, on: bool) -> None:
+    async with Observer(url) as watcher:
+        value = next(v for v in watcher.node(KITCHEN_LIGHT).values.values() if v.property_ == "targetValue")
+        await watcher.node(KITCHEN_LIGHT).async_set_value(value, on, wait_for_result=True)

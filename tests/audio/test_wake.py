@@ -1,0 +1,169 @@
+"""WakeWordDetector: the shipped openWakeWord models on synthesized speech, silence and noise."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import time
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from homeassist.audio.capture import FRAME_SAMPLES, SAMPLE_RATE, AudioFrame, to_frames
+from homeassist.audio.endpoint import Endpointer
+from homeassist.audio.wake import WakeWordDetector, shipped_words
+
+from .conftest import Clips, Recording, Samples, compose
+
+FRAME_S = FRAME_SAMPLES / SAMPLE_RATE
+
+
+@pytest.fixture(scope="module")
+def detector() -> Iterator[WakeWordDetector]:
+    """One detector for the module (loading costs ~0.2 s); each test starts from reset()."""
+    yield WakeWordDetector(["hey_jarvis"])
+
+
+@pytest.fixture
+def jarvis(detector: WakeWordDetector) -> WakeWordDetector:
+    detector.reset()
+    return detector
+
+
+def run(detector: WakeWordDetector, audio: Samples) -> tuple[list[tuple[str, float]], list[float]]:
+    """(word, audio time of the detecting frame's end) for each detection, and the best score per frame."""
+    detections: list[tuple[str, float]] = []
+    best: list[float] = []
+    for number, samples in enumerate(to_frames(audio), start=1):
+        word = detector.process(AudioFrame(samples, number * FRAME_S))
+        best.append(max(detector.scores.values(), default=0.0))
+        if word is not None:
+            detections.append((word, number * FRAME_S))
+    return detections, best
+
+
+def test_hey_jarvis_triggers_once_just_after_it_is_said(
+    jarvis: WakeWordDetector, wavs: dict[str, Recording], clips: Clips
+) -> None:
+    wav = wavs["wake_command"]
+    detections, best = run(jarvis, wav.audio)
+    onset = wav.speech_start / SAMPLE_RATE
+    phrase = len(clips.wake_phrase) / SAMPLE_RATE  # how long "hey jarvis" takes on its own
+    assert len(detections) == 1, detections
+    word, at = detections[0]
+    assert word == "hey_jarvis"
+    # Detected once most of "hey jarvis" has been heard, and well before the command ends.
+    assert onset + 0.5 * phrase <= at <= onset + phrase + 0.6
+    assert max(best) >= 0.9
+
+
+def test_the_refractory_period_prevents_a_double_trigger(wavs: dict[str, Recording]) -> None:
+    audio = wavs["wake_command"].audio
+    eager = WakeWordDetector(["hey_jarvis"], refractory_s=0.0)
+    detections, best = run(eager, audio)
+    assert sum(score >= eager.threshold for score in best) >= 2  # the score stays high for several frames
+    assert len(detections) >= 2
+    calm = WakeWordDetector(["hey_jarvis"], refractory_s=2.0)
+    assert len(run(calm, audio)[0]) == 1
+
+
+def test_the_wake_word_said_twice_triggers_twice_once_the_refractory_is_over(
+    jarvis: WakeWordDetector, clips: Clips
+) -> None:
+    audio = compose(0.5, clips.wake_phrase, 2.5, clips.wake_phrase, 1.0, seed=11)
+    detections, _ = run(jarvis, audio)
+    assert [word for word, _ in detections] == ["hey_jarvis", "hey_jarvis"]
+    assert detections[1][1] - detections[0][1] > jarvis.refractory_s
+
+
+@pytest.mark.parametrize("name", ["command", "question", "silence", "noise"])
+def test_no_trigger_without_the_wake_word(
+    jarvis: WakeWordDetector, wavs: dict[str, Recording], name: str
+) -> None:
+    detections, best = run(jarvis, wavs[name].audio)
+    print(f"{name}: best hey_jarvis score {max(best):.3f}")
+    assert detections == []
+    assert max(best) < jarvis.threshold
+
+
+def test_reset_ends_the_refractory_and_forgets_the_audio(clips: Clips) -> None:
+    detector = WakeWordDetector(["hey_jarvis"], refractory_s=5.0)
+    phrase = compose(0.3, clips.wake_phrase, 0.7, seed=12)
+    assert len(run(detector, phrase)[0]) == 1
+    assert run(detector, phrase)[0] == []  # still refractory
+    detector.reset()
+    assert detector.scores == {}
+    assert len(run(detector, phrase)[0]) == 1
+
+
+def test_several_words_report_which_one_was_said(wavs: dict[str, Recording]) -> None:
+    detector = WakeWordDetector(["alexa", "hey_jarvis"])
+    detections, _ = run(detector, wavs["wake_command"].audio)
+    assert [word for word, _ in detections] == ["hey_jarvis"]
+    assert set(detector.scores) == {"alexa", "hey_jarvis"}
+
+
+def test_a_model_file_of_your_own_is_named_by_its_file(wavs: dict[str, Recording]) -> None:
+    detector = WakeWordDetector([str(shipped_words()["hey_jarvis"])])  # stands in for a custom model
+    assert [word for word, _ in run(detector, wavs["wake_command"].audio)[0]] == ["hey_jarvis"]
+
+
+def test_an_unknown_word_is_refused_with_the_available_ones() -> None:
+    with pytest.raises(ValueError, match="hey_jarvis") as caught:
+        WakeWordDetector(["hey_computer"])
+    assert "hey_computer" in str(caught.value)
+    assert {"hey_jarvis", "alexa", "hey_mycroft", "hey_rhasspy"} <= set(WakeWordDetector([]).available)
+
+
+def test_no_words_means_always_listening(wavs: dict[str, Recording]) -> None:
+    detector = WakeWordDetector([])
+    assert not detector.enabled
+    assert run(detector, wavs["wake_command"].audio)[0] == []
+
+
+def test_a_frame_of_the_wrong_size_is_refused(jarvis: WakeWordDetector) -> None:
+    with pytest.raises(ValueError, match=str(FRAME_SAMPLES)):
+        jarvis.process(AudioFrame(np.zeros(FRAME_SAMPLES // 2, dtype=np.int16), 0.0))
+
+
+def test_scores_match_the_openwakeword_package(jarvis: WakeWordDetector, wavs: dict[str, Recording]) -> None:
+    """Our streaming pipeline is openWakeWord's, only cheaper: same model, same frames, same scores."""
+    from openwakeword.model import Model
+
+    with contextlib.redirect_stdout(io.StringIO()):  # Model() prints its model paths
+        reference = Model(wakeword_models=[str(shipped_words()["hey_jarvis"])], inference_framework="onnx")
+    reference.preprocessor.feature_buffer = jarvis._initial_features.copy()  # the same (seeded) start
+    ours, theirs = [], []
+    for samples in to_frames(wavs["wake_command"].audio):
+        jarvis.process(AudioFrame(samples, 0.0))
+        ours.append(jarvis.scores["hey_jarvis"])
+        theirs.append(float(next(iter(reference.predict(samples).values()))))
+    assert max(theirs) >= 0.9
+    assert np.allclose(ours, theirs, atol=1e-4)
+
+
+def test_idle_listening_costs_less_than_5_percent_of_a_core(wavs: dict[str, Recording]) -> None:
+    """Wake word + VAD on every frame (always-listening mode runs both) within 4 ms of CPU per 80 ms frame."""
+    detector = WakeWordDetector(["hey_jarvis"])
+    endpointer = Endpointer(no_speech_timeout_s=3600)
+    frames = [AudioFrame(samples, 0.0) for samples in to_frames(wavs["question"].audio)] * 2
+    endpointer.start()
+    for frame in frames[:10]:  # warm up onnxruntime
+        detector.process(frame)
+        endpointer.feed(frame)
+    wake_s = vad_s = 0.0
+    for frame in frames:
+        begin = time.thread_time()
+        detector.process(frame)
+        middle = time.thread_time()
+        endpointer.feed(frame)
+        wake_s += middle - begin
+        vad_s += time.thread_time() - middle
+    wake_ms, vad_ms = wake_s / len(frames) * 1000, vad_s / len(frames) * 1000
+    per_frame_ms = wake_ms + vad_ms
+    print(
+        f"CPU per 80 ms frame: wake {wake_ms:.2f} ms + VAD {vad_ms:.2f} ms = {per_frame_ms:.2f} ms "
+        f"({per_frame_ms / 80 * 100:.1f}% of one core)"
+    )
+    assert per_frame_ms < 4.0
