@@ -297,3 +297,47 @@ def test_validate_model_exits_0_when_the_checks_pass_and_1_when_they_fail(cli_en
         assert report["model"] == "llama9:70b"
         present = next(c for c in report["checks"] if c["name"] == "model present")
         assert present["status"] == "fail" and "ollama pull llama9:70b" in present["detail"]
+
+
+# --- voice ---------------------------------------------------------------------------------------------
+
+
+def spoken_wav(text: str, directory: Path, rate: int = 22050) -> Path:
+    """``text`` synthesized by espeak-ng at ``rate`` (the commands resample whatever they get)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    raw, out = directory / "raw.wav", directory / f"speech-{rate}.wav"
+    subprocess.run(["espeak-ng", "-w", str(raw), text], check=True)
+    subprocess.run(["sox", str(raw), "-r", str(rate), "-c", "2", str(out)], check=True)
+    return out
+
+
+def test_transcribe_prints_the_text_and_timings_with_the_packaged_model(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    wav = spoken_wav("what time is it", tmp_path, rate=44100)
+    result = run_cli("transcribe", str(wav), "--json", env=cli_env)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert "time" in data["text"].lower()
+    assert set(data["timings_ms"]) >= {"load_ms", "audio_ms", "stt_ms", "rtf"}
+    assert data["timings_ms"]["audio_ms"] > 500
+    plain = run_cli("transcribe", str(wav), env=cli_env)
+    assert "time" in plain.stdout.splitlines()[0].lower() and "rtf=" in plain.stdout
+
+
+def test_ask_wav_cuts_the_wake_word_and_acts_on_the_command(
+    cli_env: dict[str, str], sim_url: str, tmp_path: Path
+) -> None:
+    wav = spoken_wav("hey jarvis, turn on the kitchen light", tmp_path)
+    replies = tmp_path / "replies"
+    env = cli_env | {"HOMEASSIST_ZWAVE__URL": sim_url, "HOMEASSIST_AUDIO__WAV_DIR": str(replies)}
+    result = run_cli("ask", "--wav", str(wav), "--json", env=env)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["transcript"]["wake_word"] == "hey_jarvis"
+    assert "jarvis" not in data["transcript"]["text"].lower()
+    assert data["reply"] == "Kitchen Light is now on." and data["path"] == "local"
+    assert len(data["spoken_wavs"]) == 1 and Path(data["spoken_wavs"][0]).is_file()
+    run_cli("ask", "turn off the kitchen light", env=env)
+    both = run_cli("ask", "hello", "--wav", str(wav), env=env)
+    assert both.returncode == 2 and "one of them" in both.stderr

@@ -73,6 +73,7 @@ class VoiceLoop:
         self._muted_until = 0.0
         self._reset_after_mute = False
         self._work: asyncio.Task[None] | None = None
+        self._answers: list[asyncio.Task[None]] = []
         self._queue: asyncio.Queue[tuple[npt.NDArray[np.int16], float] | None] = asyncio.Queue()
         if self._listening:
             self.endpointer.start()
@@ -150,17 +151,22 @@ class VoiceLoop:
             self.endpointer.start()
 
     async def _answer_utterances(self) -> None:
+        """Transcribe utterances in order; answer each in its own task, one after another, so that a
+        "stop" heard while an answer is still being written cancels it."""
         while True:
             item = await self._queue.get()
             if item is None:
-                return
+                break
             audio, speech_end_at = item
             try:
-                await self._answer(audio, speech_end_at)
+                await self._transcribed(audio, speech_end_at)
             except Exception:
                 _LOGGER.exception("Could not answer an utterance")
+        for task in list(self._answers):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
 
-    async def _answer(self, audio: npt.NDArray[np.int16], speech_end_at: float) -> None:
+    async def _transcribed(self, audio: npt.NDArray[np.int16], speech_end_at: float) -> None:
         transcript = await self.transcriber.transcribe(audio)
         heard = Heard(transcript, speech_end_at, time.monotonic())
         self.heard.append(heard)
@@ -171,14 +177,31 @@ class VoiceLoop:
             return
         if _STOP.match(transcript.text):
             heard.events.append("stopped")
+            for task in self._answers:
+                task.cancel()
             await self.speaker.stop()
             return
+        previous = self._answers[-1] if self._answers else None
+        task = asyncio.create_task(self._answer(heard, previous), name="voice-reply")
+        self._answers.append(task)
+        task.add_done_callback(self._answers.remove)
+
+    async def _answer(self, heard: Heard, previous: asyncio.Task[None] | None) -> None:
+        if previous is not None:  # one request at a time, in the order they were said
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await previous
 
         async def speak(sentence: str) -> None:
             if heard.replied_at is None:
                 heard.replied_at = time.monotonic()
             await self.speaker.say(sentence)
 
-        heard.reply = await self.handle(transcript.text, speak)
-        if heard.replied_at is None:  # the local path, or an error: the reply comes whole
-            await speak(heard.reply.text)
+        try:
+            heard.reply = await self.handle(heard.transcript.text, speak)
+            if heard.replied_at is None:  # the local path, or an error: the reply comes whole
+                await speak(heard.reply.text)
+        except asyncio.CancelledError:
+            heard.events.append("cancelled")
+            raise
+        except Exception:
+            _LOGGER.exception("Could not answer %r", heard.transcript.text)

@@ -26,7 +26,7 @@ from homeassist.audio.voice import build_endpointer, build_wake, command_from_re
 from homeassist.config.loader import load_settings
 from homeassist.config.settings import AudioSettings, Settings, SttSettings, TtsSettings
 from homeassist.messages import Intent, Reply
-from tests.audio.conftest import Clips, VirtualMic, compose, read_pcm16, write_pcm16
+from tests.audio.conftest import Clips, VirtualMic, compose, read_pcm16, synthesize, write_pcm16
 from tests.conftest import REPO
 from tests.zwave.conftest import KITCHEN_LIGHT, SWITCH, Observer
 
@@ -244,3 +244,35 @@ async def set_light(url: str, on: bool) -> None:
     async with Observer(url) as watcher:
         value = next(v for v in watcher.node(KITCHEN_LIGHT).values.values() if v.property_ == "targetValue")
         await watcher.node(KITCHEN_LIGHT).async_set_value(value, on, wait_for_result=True)
+
+
+async def test_stop_after_the_wake_word_cuts_a_reply_short(
+    clips: Clips, transcriber: BackgroundTranscriber, tmp_path: Path
+) -> None:
+    stop = synthesize("stop", tmp_path / "stop")
+    audio = compose(0.5, clips.wake_command, 1.5, clips.wake_phrase, 0.2, stop, 2.0, seed=13)
+    speaker = Speaker(TtsSettings(), AudioSettings(wav_dir=str(tmp_path / "replies")), device=None)
+    asked: list[str] = []
+
+    async def slow_answer(text: str, speak: Callable[[str], Awaitable[None]]) -> Reply:
+        asked.append(text)
+        await speak("Once upon a time.")
+        await asyncio.sleep(10)  # the model still writing the rest of a long answer
+        await speak("And they lived happily ever after.")
+        return Reply(text="...", request=text, intent=Intent("general", 1.0), path="model")
+
+    loop = VoiceLoop(
+        WavSource(write_pcm16(tmp_path / "stop.wav", audio), realtime=True),
+        wake=build_wake(SETTINGS),
+        endpointer=build_endpointer(SETTINGS),
+        transcriber=transcriber,
+        speaker=speaker,
+        handle=slow_answer,
+    )
+    started = time.monotonic()
+    await loop.run()
+    await speaker.wait_idle(30)
+    assert time.monotonic() - started < 10  # the answer did not run to its end
+    assert len(asked) == 1 and "kitchen light" in asked[0].lower()
+    assert [s.text for s in speaker.spoken] == ["Once upon a time."]
+    assert "stopped" in loop.heard[-1].events and "cancelled" in loop.heard[0].events
