@@ -194,6 +194,24 @@ class Endpointer:
     def in_speech(self) -> bool:
         return self._in_speech
 
+    @property
+    def speech_end_index(self) -> int:
+        """The sample index where the current (or last) speech ended so far: it moves while speech goes on."""
+        return self._speech_end
+
+    @property
+    def pause_s(self) -> float:
+        """How long the speaker has been silent within the current utterance (0 when not in speech)."""
+        return (self._next_window - self._speech_end) / SAMPLE_RATE if self._in_speech else 0.0
+
+    def snapshot(self) -> npt.NDArray[np.int16]:
+        """The audio of the current utterance up to the end of speech so far (the preroll included), for
+        transcribing while the endpointer still waits for the trailing silence."""
+        first = max(self._speech_start - self._preroll, self._total - self._history_samples)
+        last = min(self._total, self._speech_end + self._tail)
+        base = self._total - self._history_samples
+        return np.concatenate(list(self._history))[first - base : last - base].copy()
+
     def start(self) -> None:
         """Listen for one utterance from now on; the last ``preroll_ms`` already fed may become part of it."""
         self._vad.reset()

@@ -35,6 +35,9 @@ NOT_UNDERSTOOD = "Sorry, I didn't catch that."
 _STOP = re.compile(r"^\W*(stop|cancel|never ?mind|be quiet|quiet|shut up|enough)\W*$", re.IGNORECASE)
 #: Audio after the speaker stops that may still hold its echo; dropped like the playback itself.
 ECHO_TAIL_S = 0.25
+#: A pause this long in speech starts transcribing what was said so far, while the endpointer still
+#: waits for the full trailing silence; when the speech does not go on, that transcript is used.
+SPECULATE_AFTER_S = 0.2
 
 
 @dataclass
@@ -74,7 +77,12 @@ class VoiceLoop:
         self._reset_after_mute = False
         self._work: asyncio.Task[None] | None = None
         self._answers: list[asyncio.Task[None]] = []
-        self._queue: asyncio.Queue[tuple[npt.NDArray[np.int16], float] | None] = asyncio.Queue()
+        self._queue: asyncio.Queue[
+            tuple[npt.NDArray[np.int16], float, asyncio.Task[Transcript] | None] | None
+        ] = asyncio.Queue()
+        self._speculation: tuple[int, asyncio.Task[Transcript]] | None = None
+        self._last_end = -1
+        self.speculations_used = 0
         if self._listening:
             self.endpointer.start()
 
@@ -87,7 +95,9 @@ class VoiceLoop:
                 if self._muted(frame):
                     continue
                 # Wake word and VAD models run in a worker thread (~2.5 ms a frame), not on the loop.
-                word, event = await asyncio.to_thread(self._detect, frame)
+                word, event, early = await asyncio.to_thread(self._detect, frame)
+                if early is not None:
+                    self._speculate(*early)
                 self._act(word, event)
         finally:
             await self._queue.put(None)
@@ -117,12 +127,32 @@ class VoiceLoop:
                 self.endpointer.stop()
         return False
 
-    def _detect(self, frame: AudioFrame) -> tuple[str | None, Event | None]:
+    def _detect(
+        self, frame: AudioFrame
+    ) -> tuple[str | None, Event | None, tuple[int, npt.NDArray[np.int16]] | None]:
         # Every frame reaches the endpointer (it keeps the pre-roll while idle), before the wake word:
         # the command often starts while the wake word is still being scored.
         event = self.endpointer.feed(frame)
         word = self.wake.process(frame) if not self._listening else None
-        return word, event
+        early = None
+        end = self.endpointer.speech_end_index
+        if (
+            self._listening
+            and self.endpointer.in_speech
+            and self.endpointer.pause_s >= SPECULATE_AFTER_S
+            and (self._speculation is None or self._speculation[0] != end)
+        ):
+            early = (end, self.endpointer.snapshot())
+        if isinstance(event, Utterance):
+            self._last_end = end
+        return word, event, early
+
+    def _speculate(self, end: int, audio: npt.NDArray[np.int16]) -> None:
+        """Transcribe what was said so far in the background (the transcriber's worker)."""
+        if self._speculation is not None:
+            self._speculation[1].cancel()  # the speech went on: that transcript is stale
+        task = asyncio.get_running_loop().create_task(self.transcriber.transcribe(audio))
+        self._speculation = (end, task)
 
     def _act(self, word: str | None, event: Event | None) -> None:
         if word is not None:
@@ -136,7 +166,14 @@ class VoiceLoop:
         if isinstance(event, SpeechStarted):
             _LOGGER.debug("Speech started")
         elif isinstance(event, Utterance):
-            self._queue.put_nowait((event.audio, event.speech_end_at))
+            early: asyncio.Task[Transcript] | None = None
+            if self._speculation is not None and self._speculation[0] == self._last_end:
+                early = self._speculation[1]  # the speech did not go on: its transcript stands
+                self.speculations_used += 1
+            elif self._speculation is not None:
+                self._speculation[1].cancel()
+            self._speculation = None
+            self._queue.put_nowait((event.audio, event.speech_end_at, early))
             self._done_listening()
         elif isinstance(event, NothingHeard):
             _LOGGER.info("Nothing heard after the wake word")
@@ -157,17 +194,19 @@ class VoiceLoop:
             item = await self._queue.get()
             if item is None:
                 break
-            audio, speech_end_at = item
+            audio, speech_end_at, early = item
             try:
-                await self._transcribed(audio, speech_end_at)
+                await self._transcribed(audio, speech_end_at, early)
             except Exception:
                 _LOGGER.exception("Could not answer an utterance")
         for task in list(self._answers):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
 
-    async def _transcribed(self, audio: npt.NDArray[np.int16], speech_end_at: float) -> None:
-        transcript = await self.transcriber.transcribe(audio)
+    async def _transcribed(
+        self, audio: npt.NDArray[np.int16], speech_end_at: float, early: asyncio.Task[Transcript] | None
+    ) -> None:
+        transcript = await early if early is not None else await self.transcriber.transcribe(audio)
         heard = Heard(transcript, speech_end_at, time.monotonic())
         self.heard.append(heard)
         _LOGGER.debug("Heard %r (%s)", transcript.text, transcript.timings_ms)

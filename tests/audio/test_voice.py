@@ -94,6 +94,8 @@ async def test_only_what_follows_the_wake_word_is_acted_on(
     assert len(commands.texts) == 1, commands.texts
     assert "kitchen light" in commands.texts[0].lower() and "jarvis" not in commands.texts[0].lower()
     assert loop.heard[0].speech_end_at > 0
+    # It was transcribed during the trailing silence, not after it.
+    assert loop.speculations_used >= 1
 
 
 async def test_nothing_heard_after_the_wake_word_gets_a_spoken_prompt(
