@@ -176,8 +176,9 @@ class VoiceLoop:
             self._queue.put_nowait((event.audio, event.speech_end_at, early))
             self._done_listening()
         elif isinstance(event, NothingHeard):
-            _LOGGER.info("Nothing heard after the wake word")
-            asyncio.get_running_loop().create_task(self.speaker.say(NOTHING_HEARD))
+            if self.wake.enabled:  # always listening: silence is the normal state, not a question
+                _LOGGER.info("Nothing heard after the wake word")
+                asyncio.get_running_loop().create_task(self.speaker.say(NOTHING_HEARD))
             self._done_listening()
 
     def _done_listening(self) -> None:

@@ -278,3 +278,23 @@ async def test_stop_after_the_wake_word_cuts_a_reply_short(
     assert len(asked) == 1 and "kitchen light" in asked[0].lower()
     assert [s.text for s in speaker.spoken] == ["Once upon a time."]
     assert "stopped" in loop.heard[-1].events and "cancelled" in loop.heard[0].events
+
+
+async def test_always_listening_acts_on_speech_and_stays_quiet_in_silence(
+    clips: Clips, transcriber: BackgroundTranscriber, tmp_path: Path
+) -> None:
+    commands = Commands()
+    speaker = Speaker(TtsSettings(), AudioSettings(wav_dir=str(tmp_path / "replies")), device=None)
+    audio = compose(9.0, clips.command, 2.0, seed=14)  # longer than the no-speech timeout first
+    loop = VoiceLoop(
+        WavSource(write_pcm16(tmp_path / "always.wav", audio)),
+        wake=build_wake(load_settings(env={"HOMEASSIST_WAKE__WORDS": "[]"}).settings),
+        endpointer=build_endpointer(SETTINGS),
+        transcriber=transcriber,
+        speaker=speaker,
+        handle=commands,
+    )
+    await loop.run()
+    await speaker.wait_idle(30)
+    assert len(commands.texts) == 1 and "kitchen light" in commands.texts[0].lower()
+    assert [s.text for s in speaker.spoken] == ["Done."]  # no "didn't hear anything" in the silence

@@ -1,0 +1,922 @@
+"""The voice path on synthesized speech (espeak-ng), with the simulated home on 127.0.0.1.
+
+Figures:
+
+1. speech to text per packaged model (tiny.en, base): prepare (SHA-256 checks; joining base's parts on
+   a fresh state directory), load, first (cold) transcription, p50/p95 ms and real-time factor over
+   commands of different lengths (each with 0.3 s of room noise before and after, as the endpointer
+   hands an utterance over), and word accuracy: the share of commands whose normalised transcript
+   holds every key word, so speed is not bought with errors;
+2. end of speech -> action and end of speech -> first spoken word for "hey jarvis, <command>" through
+   the real VoiceLoop (wake word, endpointing, BackgroundTranscriber, the real Assistant on the simulated
+   home, Speaker without an output device), fed from a WAV paced in real time. End of speech is the
+   last sample of the synthesized command (its place in the recording is known), so the endpointing
+   silence counts. Action is the moment the Assistant had the tool's confirmed result; first spoken
+   word is the moment the first sentence's audio was synthesized. The split: endpoint (speech end ->
+   utterance), STT, assistant/tool, handoff to the speaker, TTS synthesis;
+3. idle listening CPU as a share of one core: the VoiceLoop on quiet room noise at real time (wake
+   word on every frame, the VAD idle), and, for comparison, always listening (no wake word: the VAD on
+   every frame);
+4. the daemon (``python -m homeassist run`` with tiny.en) on the FIFO-fed virtual ALSA microphone: time
+   to listening, RSS at listening and after a spoken command (VmRSS, VmHWM), its idle CPU.
+
+Targets: end of speech -> action p50 <= 1.2 s with tiny.en (stretch 0.8 s); idle listening <= 5 % of
+one core; daemon RSS after a command <= 400 MB (its peak, VmHWM, is shown beside it).
+
+Run: ``scripts/bench/voice [--quick] [--json PATH]`` (a full run takes about four minutes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import re
+import resource
+import signal
+import socket
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from homeassist.audio.capture import FRAME_SECONDS, SAMPLE_RATE, AudioFrame, WavSource
+from homeassist.audio.endpoint import Endpointer, Event, Utterance
+from homeassist.audio.models import resolve_model
+from homeassist.audio.pipeline import VoiceLoop
+from homeassist.audio.speaker import Speaker, Spoken
+from homeassist.audio.stt import BackgroundTranscriber
+from homeassist.audio.wake import WakeWordDetector
+from homeassist.config.loader import load_settings
+from homeassist.config.settings import AudioSettings, Settings, SttSettings, TtsSettings, WakeSettings
+from homeassist.daemon import Runtime, build_runtime
+from homeassist.messages import Reply
+from homeassist.zwave.sim import DEFAULT_HOME, SimulatedHome
+from tests.audio.conftest import VirtualMic, compose, synthesize, write_pcm16
+
+REPO = Path(__file__).resolve().parents[2]
+Samples = npt.NDArray[np.int16]
+
+TARGET_ACTION_P50_S = 1.2
+STRETCH_ACTION_P50_S = 0.8
+TARGET_IDLE_CPU = 0.05
+TARGET_RSS_MB = 400.0
+
+MODELS = ("tiny.en", "base")
+PAD_S = 0.3  # room noise around a command in the speech-to-text figures (the endpointer's pre-roll and tail)
+GAP_S = 3.0  # between spoken commands in the end-to-end recording: the reply is spoken meanwhile
+
+#: Commands of different lengths, each with its key words: every group must be in the transcript (any
+#: one spelling of the group).
+STT_COMMANDS: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = (
+    ("stop", (("stop",),)),
+    ("what time is it", (("what time",),)),
+    ("lock the front door", (("lock",), ("front door",))),
+    ("turn on the kitchen light", (("turn on",), ("kitchen",), ("light",))),
+    ("set a timer for five minutes", (("timer",), ("five", "5"), ("minutes",))),
+    ("set the living room lamp to forty percent", (("living room",), ("lamp",), ("forty", "40"))),
+    ("what is the temperature in the hallway right now", (("temperature",), ("hallway",))),
+    (
+        "turn off all the lights in the kitchen and in the living room please",
+        (("turn off",), ("lights",), ("kitchen",), ("living room",)),
+    ),
+)
+
+#: Spoken after "hey jarvis, ": the command, the tool that must run, and on which device.
+E2E_COMMANDS: tuple[tuple[str, str, str | None], ...] = (
+    ("turn on the kitchen light", "turn_on", "Kitchen Light"),
+    ("what time is it", "get_current_datetime", None),
+    ("turn on the porch light", "turn_on", "Porch Light"),
+    ("set the living room light to forty percent", "set_level", "Living Room Lamp"),
+    ("turn off the kitchen light", "turn_off", "Kitchen Light"),
+    ("set the thermostat to twenty one degrees", "set_temperature", "Hallway Thermostat"),
+    ("what's the date today", "get_current_datetime", None),
+    ("turn off the porch light", "turn_off", "Porch Light"),
+    ("turn on the bedroom lamp", "turn_on", "Bedroom Lamp"),
+    ("turn on the coffee maker", "turn_on", "Coffee Maker"),
+)
+QUICK_E2E = 5
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Helpers
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def percentile(samples: Sequence[float], fraction: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def figures(samples: Sequence[float]) -> dict[str, float]:
+    if not samples:
+        return {"n": 0, "p50": float("nan"), "p95": float("nan"), "max": float("nan")}
+    return {
+        "n": len(samples),
+        "p50": statistics.median(samples),
+        "p95": percentile(samples, 0.95),
+        "max": max(samples),
+    }
+
+
+def normalise(text: str) -> str:
+    """Lower case, "%" spelled out, punctuation gone, single spaces, padded with spaces for word search."""
+    text = text.lower().replace("%", " percent").replace("’", "'")
+    text = re.sub(r"[^a-z0-9' ]+", " ", text)
+    return f" {' '.join(text.split())} "
+
+
+def has_key_words(transcript: str, keys: Sequence[Sequence[str]]) -> bool:
+    padded = normalise(transcript)
+    return all(any(f" {word} " in padded for word in group) for group in keys)
+
+
+def proc_status(pid: int | str = "self") -> dict[str, int]:
+    """VmRSS, VmHWM (kB) and Threads from /proc/PID/status."""
+    values: dict[str, int] = {}
+    for line in Path(f"/proc/{pid}/status").read_text(encoding="utf-8").splitlines():
+        key, _, rest = line.partition(":")
+        if key in ("VmRSS", "VmHWM", "Threads"):
+            values[key] = int(rest.split()[0])
+    return values
+
+
+def proc_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process (its threads included), from /proc/PID/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8").rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def self_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def bench_settings(sim_url: str, state: Path) -> Settings:
+    """Built-in defaults (no configuration file of this machine is read), on our simulated home."""
+    env = {
+        "HOMEASSIST_CONFIG": os.devnull,
+        "HOMEASSIST_ZWAVE__URL": sim_url,
+        "HOMEASSIST_PATHS__STATE_DIR": str(state),
+        # Every command here runs on the local path; a misheard one must not wait for a model server.
+        "HOMEASSIST_OLLAMA__BASE_URL": f"http://127.0.0.1:{free_port()}",
+    }
+    return load_settings(env=env).settings
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Instrumented parts (subclasses: the code under test runs unchanged, only timestamps are added)
+
+
+class StampedSource:
+    """A WavSource paced in real time that remembers when its audio began (the clock of the frames)."""
+
+    def __init__(self, path: Path) -> None:
+        self.inner = WavSource(path, realtime=True)
+        self.first_at: float | None = None
+
+    @property
+    def overflows(self) -> int:
+        return self.inner.overflows
+
+    @property
+    def started_at(self) -> float:
+        assert self.first_at is not None, "no frame yet"
+        return self.first_at - FRAME_SECONDS
+
+    async def frames(self) -> AsyncIterator[AudioFrame]:
+        async for frame in self.inner.frames():
+            if self.first_at is None:
+                self.first_at = frame.at
+            yield frame
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+class TimedEndpointer(Endpointer):
+    """Records when each Utterance left the endpointer: (its speech_end_at, time.monotonic())."""
+
+    def __init__(self, settings: Settings, costs: FrameCosts) -> None:
+        vad = settings.vad
+        super().__init__(
+            trailing_silence_ms=vad.trailing_silence_ms,
+            max_utterance_s=vad.max_utterance_s,
+            preroll_ms=vad.preroll_ms,
+            no_speech_timeout_s=vad.no_speech_timeout_s,
+        )
+        self.utterances: dict[float, float] = {}
+        self.costs = costs
+
+    def feed(self, frame: AudioFrame) -> Event | None:
+        start = time.perf_counter()
+        event = super().feed(frame)
+        self.costs.add(frame, start)
+        if isinstance(event, Utterance):
+            self.utterances[event.speech_end_at] = time.monotonic()
+        return event
+
+
+class TimedSpeaker(Speaker):
+    """Records when each sentence was queued and when its audio was synthesized (no output device)."""
+
+    def __init__(self) -> None:
+        super().__init__(TtsSettings(), AudioSettings(), device=None)
+        self.queued: list[tuple[str, float]] = []
+        self.ready: list[float] = []
+
+    async def say(self, sentence: str) -> None:
+        if sentence.strip():
+            self.queued.append((sentence.strip(), time.monotonic()))
+        await super().say(sentence)
+
+    async def _speak(self, sentence: str) -> Spoken:
+        try:
+            return await super()._speak(sentence)
+        finally:
+            self.ready.append(time.monotonic())
+
+
+class FrameCosts:
+    """Milliseconds of model work per frame (wake word + endpointer), summed by the frame's capture time."""
+
+    def __init__(self) -> None:
+        self.by_frame: dict[float, float] = {}
+
+    def add(self, frame: AudioFrame, start: float) -> None:
+        self.by_frame[frame.at] = self.by_frame.get(frame.at, 0.0) + (time.perf_counter() - start) * 1000
+
+    def figures(self) -> dict[str, float]:
+        return figures(list(self.by_frame.values()))
+
+
+class TimedWake(WakeWordDetector):
+    def __init__(self, settings: Settings, costs: FrameCosts) -> None:
+        wake = settings.wake
+        super().__init__(wake.words, threshold=wake.threshold, refractory_s=wake.refractory_s)
+        self.costs = costs
+
+    def process(self, frame: AudioFrame) -> str | None:
+        start = time.perf_counter()
+        try:
+            return super().process(frame)
+        finally:
+            self.costs.add(frame, start)
+
+
+@dataclass
+class Handled:
+    text: str
+    started_at: float
+    reply: Reply
+    returned_at: float
+
+    @property
+    def action_at(self) -> float:
+        """When the tool's confirmed result was in: the Assistant's own total (before its stats write)."""
+        return self.started_at + self.reply.timings_ms.get("total", 0.0) / 1000
+
+
+@dataclass
+class Recorder:
+    """The VoiceLoop's handle: the real Assistant, timed."""
+
+    runtime: Runtime
+    handled: list[Handled] = field(default_factory=list)
+
+    async def __call__(self, text: str, speak: Callable[[str], Awaitable[None]]) -> Reply:
+        started = time.monotonic()
+        reply = await self.runtime.assistant.handle(text, on_sentence=speak)
+        self.handled.append(Handled(text, started, reply, time.monotonic()))
+        return reply
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 1. Speech to text
+
+
+async def bench_stt(
+    model: str, clips: dict[str, Samples], rounds: int, state: Path
+) -> tuple[dict[str, Any], BackgroundTranscriber]:
+    rss_before = proc_status()["VmRSS"]
+    start = time.perf_counter()
+    await asyncio.to_thread(resolve_model, model, state)  # first start: checks (and joins base's parts)
+    prepare_ms = (time.perf_counter() - start) * 1000
+    transcriber = BackgroundTranscriber(SttSettings(model=model), language="en", state_dir=state)
+    await transcriber.load()  # every start: the checks again, then the model
+    first = await transcriber.transcribe(compose(PAD_S, clips["turn on the kitchen light"], PAD_S, seed=99))
+    rss_after = proc_status()["VmRSS"]
+    ms: list[float] = []
+    rtf: list[float] = []
+    audio_s = 0.0
+    commands: list[dict[str, Any]] = []
+    for round_ in range(rounds):
+        for number, (text, keys) in enumerate(STT_COMMANDS):
+            audio = compose(PAD_S, clips[text], PAD_S, seed=number)
+            transcript = await transcriber.transcribe(audio)
+            ms.append(transcript.timings_ms["stt"])
+            rtf.append(transcript.timings_ms["rtf"])
+            audio_s += len(audio) / SAMPLE_RATE
+            if round_ == 0:
+                commands.append(
+                    {
+                        "text": text,
+                        "audio_s": round(len(audio) / SAMPLE_RATE, 2),
+                        "heard": transcript.text,
+                        "ok": has_key_words(transcript.text, keys),
+                        "ms": [transcript.timings_ms["stt"]],
+                    }
+                )
+            else:
+                commands[number]["ms"].append(transcript.timings_ms["stt"])
+    return {
+        "model": model,
+        "rounds": rounds,
+        "prepare_ms": prepare_ms,
+        "load_ms": transcriber.load_ms,
+        "first_ms": first.timings_ms["stt"],
+        "rss_added_mb": (rss_after - rss_before) / 1024,
+        "ms": figures(ms),
+        "rtf_p50": statistics.median(rtf),
+        "rtf_all": sum(ms) / 1000 / audio_s,
+        "correct": sum(c["ok"] for c in commands),
+        "commands": commands,
+        "threads": transcriber.cpu_threads,
+    }, transcriber
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 2. End of speech -> action, -> first spoken word
+
+
+async def bench_e2e(
+    model: str,
+    transcriber: BackgroundTranscriber,
+    runtime: Runtime,
+    clips: dict[str, Samples],
+    commands: Sequence[tuple[str, str, str | None]],
+    tmp: Path,
+) -> dict[str, Any]:
+    settings = runtime.settings
+    # The recording: room noise, then each "hey jarvis, <command>" with a pause for the reply after it.
+    parts: list[Samples | float] = [1.0]
+    ends: list[int] = []
+    position = round(1.0 * SAMPLE_RATE)
+    for text, _, _ in commands:
+        clip = clips[f"hey jarvis, {text}"]
+        parts += [clip, GAP_S]
+        position += len(clip)
+        ends.append(position)
+        position += round(GAP_S * SAMPLE_RATE)
+    path = write_pcm16(tmp / f"e2e-{model}.wav", compose(*parts, seed=21))
+    source = StampedSource(path)
+    costs = FrameCosts()
+    endpointer = TimedEndpointer(settings, costs)
+    speaker = TimedSpeaker()
+    recorder = Recorder(runtime)
+    loop = VoiceLoop(
+        source,
+        wake=TimedWake(settings, costs),
+        endpointer=endpointer,
+        transcriber=transcriber,
+        speaker=speaker,
+        handle=recorder,
+    )
+    await loop.run()
+    await speaker.wait_idle(30)
+    await speaker.aclose()
+
+    start = source.started_at
+    true_ends = [start + end / SAMPLE_RATE for end in ends]
+    rows: list[dict[str, Any]] = [{"command": text, "heard": None, "ok": False} for text, _, _ in commands]
+    say_index = 0
+    for heard in loop.heard:
+        nearest = min(range(len(true_ends)), key=lambda i: abs(true_ends[i] - heard.speech_end_at))
+        if abs(true_ends[nearest] - heard.speech_end_at) > 1.5:
+            continue
+        row = rows[nearest]
+        text, tool, device = commands[nearest]
+        true_end = true_ends[nearest]
+        row["heard"] = heard.transcript.text
+        # Sentences said before this transcript (nothing heard prompts) are not its reply.
+        while say_index < len(speaker.queued) and speaker.queued[say_index][1] < heard.transcribed_at:
+            say_index += 1
+        handled = next((h for h in recorder.handled if h.reply is heard.reply), None)
+        if handled is None or say_index >= len(speaker.ready):
+            continue
+        reply = handled.reply
+        action = reply.actions[0] if reply.actions else None
+        row["reply"] = reply.text
+        row["path"] = reply.path
+        row["ok"] = bool(
+            action is not None
+            and action.ok
+            and action.tool == tool
+            and (device is None or action.args.get("device") == device)
+        )
+        utterance_at = endpointer.utterances.get(heard.speech_end_at, heard.transcribed_at)
+        queued_at = speaker.queued[say_index][1]
+        ready_at = speaker.ready[say_index]
+        say_index += 1
+        row.update(
+            vad_end_error=(heard.speech_end_at - true_end) * 1000,
+            endpoint=(utterance_at - true_end) * 1000,
+            stt=(heard.transcribed_at - utterance_at) * 1000,
+            stt_worker=heard.transcript.timings_ms["stt"],
+            assistant=(handled.action_at - heard.transcribed_at) * 1000,
+            handoff=(queued_at - handled.action_at) * 1000,
+            tts=(ready_at - queued_at) * 1000,
+            to_action=(handled.action_at - true_end) * 1000,
+            to_word=(ready_at - true_end) * 1000,
+        )
+    # Latency counts only commands that were acted on as said: a misheard one did something else.
+    measured = [r for r in rows if r["ok"]]
+    stages = (
+        "to_action",
+        "to_word",
+        "endpoint",
+        "vad_end_error",
+        "stt",
+        "stt_worker",
+        "assistant",
+        "handoff",
+        "tts",
+    )
+    return {
+        "model": model,
+        "commands": rows,
+        "heard": len([r for r in rows if r["heard"] is not None]),
+        "acted_ok": sum(r["ok"] for r in rows),
+        "stages": {stage: figures([r[stage] for r in measured]) for stage in stages},
+        "detect_ms": costs.figures(),
+        "overflows": source.overflows,
+        # Utterances whose transcript was begun during the trailing silence (where the loop does that).
+        "speculations_used": getattr(loop, "speculations_used", None),
+    }
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 3. Idle listening CPU
+
+
+async def bench_idle(
+    settings: Settings, transcriber: BackgroundTranscriber, seconds: float, always: bool, tmp: Path
+) -> dict[str, Any]:
+    noise = compose(seconds, seed=31 if always else 30)
+    source = StampedSource(write_pcm16(tmp / f"idle-{always}.wav", noise))
+    if always:
+        settings = settings.model_copy(update={"wake": WakeSettings(words=[])})
+    speaker = TimedSpeaker()
+    asked: list[str] = []
+
+    async def handle(text: str, speak: Callable[[str], Awaitable[None]]) -> Reply:
+        asked.append(text)
+        raise RuntimeError(f"nothing should be asked on room noise, but {text!r} was")
+
+    costs = FrameCosts()
+    loop = VoiceLoop(
+        source,
+        wake=await asyncio.to_thread(TimedWake, settings, costs),
+        endpointer=await asyncio.to_thread(TimedEndpointer, settings, costs),
+        transcriber=transcriber,
+        speaker=speaker,
+        handle=handle,
+    )
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu, wall = self_cpu_s(), time.monotonic()
+    await loop.run()
+    cpu, wall = self_cpu_s() - cpu, time.monotonic() - wall
+    await speaker.wait_idle(30)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    await speaker.aclose()
+    return {
+        "mode": "always listening (no wake word, VAD on every frame)" if always else "wake word (default)",
+        "audio_s": seconds,
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "share": cpu / wall,
+        "children_cpu_s": (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime),
+        "detect_ms": costs.figures(),
+        "spoken": [s for s, _ in speaker.queued],
+        "asked": asked,
+    }
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 4. The daemon's memory
+
+
+async def bench_daemon(sim_url: str, clip: Samples, tmp: Path, idle_s: float) -> dict[str, Any]:
+    home = tmp / "alsa-home"
+    mic = VirtualMic(home)
+    config = tmp / "empty.toml"
+    config.write_text("", encoding="utf-8")
+    replies = tmp / "daemon-replies"
+    log_path = tmp / "daemon.log"
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("HOMEASSIST_")
+        and k not in ("STATE_DIRECTORY", "XDG_CONFIG_HOME", "XDG_STATE_HOME")
+    }
+    env.update(
+        HOME=str(home),
+        HOMEASSIST_CONFIG=str(config),
+        HOMEASSIST_PATHS__STATE_DIR=str(tmp / "daemon-state"),
+        HOMEASSIST_ZWAVE__URL=sim_url,
+        HOMEASSIST_ZWAVE__SIM_PORT=str(free_port()),
+        HOMEASSIST_OLLAMA__BASE_URL=f"http://127.0.0.1:{free_port()}",
+        HOMEASSIST_AUDIO__INPUT="vmic",
+        HOMEASSIST_AUDIO__OUTPUT="none",
+        HOMEASSIST_AUDIO__WAV_DIR=str(replies),
+        HOMEASSIST_STT__MODEL="tiny.en",
+    )
+
+    def log_text() -> str:
+        return log_path.read_text(encoding="utf-8", errors="replace")
+
+    async def wait_for(check: Callable[[], bool], timeout_s: float, what: str) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if check():
+                return
+            if daemon.returncode is not None:
+                raise RuntimeError(f"the daemon exited ({daemon.returncode}) waiting for {what}")
+            await asyncio.sleep(0.05)
+        raise RuntimeError(f"timed out waiting for {what}; daemon log:\n{log_text()[-2000:]}")
+
+    result: dict[str, Any] = {}
+    with log_path.open("w", encoding="utf-8") as log:
+        started = time.monotonic()
+        daemon = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "homeassist",
+            "run",
+            env=env,
+            cwd=REPO,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=log,
+        )
+        try:
+            await wait_for(lambda: "Listening on input device" in log_text(), 120, "the microphone")
+            result["start_to_listening_s"] = time.monotonic() - started
+            result["at_listening"] = proc_status(daemon.pid)
+            # Real-time pace: one 80 ms block per 80 ms (a little slower: the feeder's wait comes on top).
+            mic.play(compose(0.5, clip, 3.0, seed=41), interval_s=FRAME_SECONDS)
+            spoken_at = time.monotonic()
+            await wait_for(lambda: any(replies.glob("*.wav")), 60, "the spoken reply")
+            # The feeder runs at real time, so the speech ended about this long after play() began.
+            speech_end_s = 0.5 + len(clip) / SAMPLE_RATE
+            result["speech_end_to_reply_s"] = time.monotonic() - spoken_at - speech_end_s
+            request = [line for line in log_text().splitlines() if " request " in line]
+            result["request_log"] = request[-1].strip() if request else ""
+            await asyncio.sleep(1.0)
+            result["after_command"] = proc_status(daemon.pid)
+            cpu, wall = proc_cpu_s(daemon.pid), time.monotonic()
+            await asyncio.sleep(idle_s)
+            cpu, wall = proc_cpu_s(daemon.pid) - cpu, time.monotonic() - wall
+            result["idle"] = {"wall_s": wall, "cpu_s": cpu, "share": cpu / wall}
+            result["after_idle"] = proc_status(daemon.pid)
+            assert daemon.stdin is not None
+            daemon.stdin.close()  # end of console input: the daemon stops
+            result["exit_code"] = await asyncio.wait_for(daemon.wait(), 30)
+        finally:
+            if daemon.returncode is None:
+                daemon.kill()
+                await daemon.wait()
+            mic.close()
+    result["rss_mb"] = result["after_command"]["VmRSS"] / 1024
+    result["hwm_mb"] = max(result[k]["VmHWM"] for k in ("after_command", "after_idle")) / 1024
+    return result
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The run
+
+
+async def bench(quick: bool) -> dict[str, Any]:
+    rounds = 1 if quick else 3
+    e2e_commands = E2E_COMMANDS[:QUICK_E2E] if quick else E2E_COMMANDS
+    e2e_models = MODELS[:1] if quick else MODELS
+    idle_s = 8.0 if quick else 20.0
+    with tempfile.TemporaryDirectory(prefix="bench-voice-") as name:
+        tmp = Path(name)
+        texts = [text for text, _ in STT_COMMANDS]
+        texts += [f"hey jarvis, {text}" for text, _, _ in E2E_COMMANDS]
+        clips = {text: await asyncio.to_thread(synthesize, text, tmp / "speech") for text in texts}
+
+        sim = SimulatedHome(free_port(), DEFAULT_HOME)
+        sim_url = await sim.start()
+        runtime: Runtime | None = None
+        transcribers: dict[str, BackgroundTranscriber] = {}
+        try:
+            result: dict[str, Any] = {"quick": quick, "cpus": os.cpu_count(), "sim_url": sim_url}
+            result["stt"] = []
+            for model in MODELS:
+                stt, transcribers[model] = await bench_stt(model, clips, rounds, tmp / "state")
+                result["stt"].append(stt)
+
+            settings = bench_settings(sim_url, tmp / "state")
+            result["idle"] = [
+                await bench_idle(settings, transcribers["tiny.en"], idle_s, False, tmp),
+                await bench_idle(settings, transcribers["tiny.en"], idle_s / 2, True, tmp),
+            ]
+
+            runtime = build_runtime(settings)
+            if not await runtime.zwave.ready():
+                raise SystemExit(f"could not connect: {runtime.zwave.unavailable_reason()}")
+            for text in ("turn off the kitchen light", "what time is it"):  # warm-up: first use of each path
+                await runtime.assistant.handle(text)
+            result["e2e"] = []
+            for model in e2e_models:
+                result["e2e"].append(
+                    await bench_e2e(model, transcribers[model], runtime, clips, e2e_commands, tmp)
+                )
+            for transcriber in transcribers.values():
+                await transcriber.aclose()
+            transcribers.clear()
+            await runtime.aclose()
+            runtime = None
+
+            clip = clips["hey jarvis, turn on the kitchen light"]
+            result["daemon"] = await bench_daemon(sim_url, clip, tmp, idle_s / 2)
+            return result
+        finally:
+            for transcriber in transcribers.values():
+                await transcriber.aclose()
+            if runtime is not None:
+                await runtime.aclose()
+            await sim.stop()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Printing
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> None:
+    """Aligned plain text: the first ``left`` columns left-aligned, the rest right-aligned."""
+    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=True)]
+
+    def line(cells: Sequence[str]) -> str:
+        out = [
+            f"{cell:<{width}}" if i < left else f"{cell:>{width}}"
+            for i, (cell, width) in enumerate(zip(cells, widths, strict=True))
+        ]
+        return "  ".join(out).rstrip()
+
+    print(line(headers))
+    print("  ".join("-" * width for width in widths))
+    for row in rows:
+        print(line(row))
+
+
+def f0(value: float) -> str:
+    return "-" if value != value else f"{value:.0f}"  # NaN: no sample
+
+
+def print_report(result: dict[str, Any]) -> None:
+    print(
+        f"Voice benchmark on {result['cpus']} CPUs{' (quick)' if result['quick'] else ''}; "
+        f"speech by espeak-ng; simulated home at {result['sim_url']}"
+    )
+
+    stt = result["stt"]
+    print(
+        f"\n1. Speech to text: {len(STT_COMMANDS)} commands x {stt[0]['rounds']} rounds, "
+        f"{PAD_S:g} s of room noise before and after each (ms)"
+    )
+    table(
+        [
+            "model",
+            "threads",
+            "prepare",
+            "load",
+            "first",
+            "p50",
+            "p95",
+            "max",
+            "RTF p50",
+            "RTF all",
+            "RSS +MB",
+            "words ok",
+        ],
+        [
+            [
+                s["model"],
+                str(s["threads"]),
+                f0(s["prepare_ms"]),
+                f0(s["load_ms"]),
+                f0(s["first_ms"]),
+                f0(s["ms"]["p50"]),
+                f0(s["ms"]["p95"]),
+                f0(s["ms"]["max"]),
+                f"{s['rtf_p50']:.3f}",
+                f"{s['rtf_all']:.3f}",
+                f0(s["rss_added_mb"]),
+                f"{s['correct']}/{len(s['commands'])}",
+            ]
+            for s in stt
+        ],
+    )
+    print(
+        "prepare: SHA-256 checks on a fresh state directory (base: joining its two parts, once); load: "
+        "each start (checks + model); first: the first transcription after loading"
+    )
+    print()
+    headers = ["command", "audio s"]
+    for s in stt:
+        headers += [f"{s['model']} ms", "ok"]
+    rows = []
+    for number, (text, _) in enumerate(STT_COMMANDS):
+        row = [text, f"{stt[0]['commands'][number]['audio_s']:.2f}"]
+        for s in stt:
+            command = s["commands"][number]
+            row += [f0(statistics.median(command["ms"])), "yes" if command["ok"] else "NO"]
+        rows.append(row)
+    table(headers, rows)
+    for s in stt:
+        for command in s["commands"]:
+            if not command["ok"]:
+                print(f"  {s['model']} heard {command['heard']!r} for {command['text']!r}")
+
+    print(
+        "\n2. End of speech -> action / first spoken word, 'hey jarvis, <command>' through the VoiceLoop (ms)"
+    )
+    for e2e in result["e2e"]:
+        early = e2e["speculations_used"]
+        print(
+            f"\n{e2e['model']}: {e2e['acted_ok']}/{len(e2e['commands'])} commands acted on correctly"
+            + (f"; {early} transcribed during the trailing silence" if early is not None else "")
+        )
+        table(
+            ["command", "heard", "endpoint", "stt", "tool", "handoff", "tts", "->action", "->word", "ok"],
+            [
+                [
+                    r["command"],
+                    repr(r["heard"]) if r["heard"] is not None else "(not heard)",
+                    *(
+                        f0(r[k]) if k in r else "-"
+                        for k in ("endpoint", "stt", "assistant", "handoff", "tts")
+                    ),
+                    *(f0(r[k]) if k in r else "-" for k in ("to_action", "to_word")),
+                    "yes" if r["ok"] else "NO",
+                ]
+                for r in e2e["commands"]
+            ],
+            left=2,
+        )
+    print()
+    labels = {
+        "to_action": "end of speech -> action",
+        "to_word": "end of speech -> first spoken word",
+        "endpoint": "  endpoint: speech end -> utterance",
+        "vad_end_error": "    of which VAD's end of speech late by",
+        "stt": "  STT: utterance -> transcript",
+        "stt_worker": "    model time (may begin in the pause)",
+        "assistant": "  assistant/tool: transcript -> action",
+        "handoff": "  handoff: action -> speaker",
+        "tts": "  TTS synth: first sentence",
+    }
+    headers = ["measure"]
+    for e2e in result["e2e"]:
+        headers += [f"{e2e['model']} p50", "p95", "max"]
+    rows = []
+    for stage, label in labels.items():
+        row = [label]
+        for e2e in result["e2e"]:
+            row += [f0(e2e["stages"][stage][k]) for k in ("p50", "p95", "max")]
+        rows.append(row)
+    table(headers, rows)
+
+    print("\n3. Idle listening CPU, paced in real time on quiet room noise (-60 dBFS)")
+    daemon = result["daemon"]
+    rows = [
+        [
+            i["mode"],
+            f"{i['wall_s']:.1f}",
+            f"{i['cpu_s']:.2f}",
+            f"{100 * i['share']:.1f} %",
+            f"{i['detect_ms']['p50']:.2f}",
+            f"{i['detect_ms']['p95']:.2f}",
+            str(len(i["spoken"])),
+        ]
+        for i in result["idle"]
+    ]
+    rows.append(
+        [
+            "daemon process, virtual mic (silence)",
+            f"{daemon['idle']['wall_s']:.1f}",
+            f"{daemon['idle']['cpu_s']:.2f}",
+            f"{100 * daemon['idle']['share']:.1f} %",
+            "-",
+            "-",
+            "-",
+        ]
+    )
+    table(["mode", "wall s", "CPU s", "of one core", "frame ms p50", "p95", "spoken"], rows)
+    for i in result["idle"]:
+        if i["spoken"]:
+            print(f"  {i['mode']}: said {len(i['spoken'])}x {i['spoken'][0]!r} on room noise")
+
+    print("\n4. Daemon (python -m homeassist run, tiny.en) on the virtual microphone")
+    table(
+        ["measure", "value"],
+        [
+            ["start -> listening", f"{daemon['start_to_listening_s']:.1f} s"],
+            ["RSS at listening", f"{daemon['at_listening']['VmRSS'] / 1024:.0f} MB"],
+            ["peak RSS at listening (VmHWM)", f"{daemon['at_listening']['VmHWM'] / 1024:.0f} MB"],
+            ["RSS after a command", f"{daemon['rss_mb']:.0f} MB"],
+            ["peak RSS after a command (VmHWM)", f"{daemon['hwm_mb']:.0f} MB"],
+            ["threads", str(daemon["after_command"]["Threads"])],
+            ["end of speech -> reply WAV (approx.)", f"{daemon['speech_end_to_reply_s']:.2f} s"],
+            ["exit status on end of input", str(daemon["exit_code"])],
+        ],
+    )
+    if daemon["request_log"]:
+        print(f"  {daemon['request_log'][-160:]}")
+
+    print("\nTargets")
+    tiny = next(e for e in result["e2e"] if e["model"] == "tiny.en")
+    action_s = tiny["stages"]["to_action"]["p50"] / 1000
+    idle = result["idle"][0]["share"]
+    checks = [
+        (
+            f"end of speech -> action p50 <= {TARGET_ACTION_P50_S:g} s (tiny.en)",
+            f"{action_s:.2f} s",
+            action_s <= TARGET_ACTION_P50_S,
+        ),
+        (f"  stretch: <= {STRETCH_ACTION_P50_S:g} s", f"{action_s:.2f} s", action_s <= STRETCH_ACTION_P50_S),
+        (
+            f"idle listening CPU <= {100 * TARGET_IDLE_CPU:g} % of one core",
+            f"{100 * idle:.1f} %",
+            idle <= TARGET_IDLE_CPU,
+        ),
+        (
+            f"daemon RSS after a command <= {TARGET_RSS_MB:g} MB",
+            f"{daemon['rss_mb']:.0f} MB",
+            daemon["rss_mb"] <= TARGET_RSS_MB,
+        ),
+        (
+            f"  and its peak (VmHWM) <= {TARGET_RSS_MB:g} MB",
+            f"{daemon['hwm_mb']:.0f} MB",
+            daemon["hwm_mb"] <= TARGET_RSS_MB,
+        ),
+    ]
+    width = max(len(name) for name, _, _ in checks)
+    for name, value, ok in checks:
+        print(f"{name:<{width}}  {value:>8}  {'PASS' if ok else 'FAIL'}")
+    print(
+        f"(validity: tiny.en acted on {tiny['acted_ok']}/{len(tiny['commands'])} spoken commands correctly)"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="one round, five commands, tiny.en only end to end, shorter idle"
+    )
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+
+    async def run() -> dict[str, Any]:
+        # SIGTERM cancels the run like Ctrl-C, so the simulator, the daemon and the feeder are stopped.
+        task = asyncio.current_task()
+        assert task is not None
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+        return await bench(args.quick)
+
+    try:
+        result = asyncio.run(run())
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        print("interrupted; child processes stopped", file=sys.stderr)
+        return 130
+    print_report(result)
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2, default=str), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
