@@ -267,6 +267,45 @@ class TtsSettings(Section):
     piper_model: str = setting("", "path to a Piper voice (.onnx); used when engine = 'piper'")
 
 
+class McpServerSettings(Section):
+    """``[mcp.servers.NAME]``: one MCP server run over stdio."""
+
+    command: str = setting("", "the program to run: an absolute path, or a name on PATH")
+    args: list[str] = setting([], "its arguments")
+    env: dict[str, str] = setting({}, "extra environment variables for it")
+    startup_timeout_s: float = setting(30.0, "seconds one start may take (3 attempts)", gt=0, le=300)
+
+
+class McpSettings(Section):
+    servers: dict[str, McpServerSettings] = setting(
+        {}, "MCP servers by name; 'playwright' (the web-search browser) is built in and can be changed here"
+    )
+
+
+class WebSettings(Section):
+    search_url: str = setting(
+        "https://html.duckduckgo.com/html/?q={query}",
+        "search page to read, with {query} where the words go (a SearXNG instance suits a home server)",
+        allowed="an http(s) URL containing {query}",
+    )
+    budget_s: float = setting(
+        10.0, "seconds a web search may take before the user hears it failed", gt=0, le=60
+    )
+    allowed_origins: list[str] = setting(
+        [], "origins besides the search page's that the browser may open (e.g. 'https://en.wikipedia.org')"
+    )
+    open_first_result: bool = setting(False, "also open the first result and read its text")
+    max_chars: int = setting(2000, "characters of search results given to the model", ge=200, le=20000)
+
+    @field_validator("search_url")
+    @classmethod
+    def _has_query(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname or "{query}" not in value:
+            raise ValueError(f"not an http(s) URL with {{query}}: {value!r}")
+        return value
+
+
 class ModelOverride(Section):
     """``[models.NAME]``: changes to the built-in profile NAME (a family such as ``qwen3``, or a model
     name such as ``qwen3:0.6b``), or a new profile. Unset keys keep the profile's value."""
@@ -300,6 +339,8 @@ class Settings(Section):
     vad: VadSettings = Field(default_factory=VadSettings)
     stt: SttSettings = Field(default_factory=SttSettings)
     tts: TtsSettings = Field(default_factory=TtsSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
+    web: WebSettings = Field(default_factory=WebSettings)
     models: dict[str, ModelOverride] = Field(
         default_factory=dict, description="model profile overrides and additions, by profile or model name"
     )
