@@ -85,3 +85,9 @@ class AmbiguousDeviceError(ZWaveError):
     """Several devices match a name; the message lists the candidates."""
 
     spoken = "More than one device matches that."
+
+
+class MCPError(HomeassistError):
+    """An MCP server could not be started or stopped answering; the message names it and what to do."""
+
+    spoken = "A service I need for that isn't working right now; please try again."

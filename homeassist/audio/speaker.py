@@ -120,23 +120,21 @@ class Speaker:
     async def say(self, sentence: str) -> None:
         """Queue one sentence; returns at once (the player speaks it in order)."""
         sentence = sentence.strip()
-        if not sentence:
-            return
-        if self._player is None or self._player.done():
-            self._player = asyncio.create_task(self._play_queue(), name="speaker")
-        self._pending += 1
-        self._idle.clear()
-        await self._queue.put(sentence)
+        if sentence:
+            await self._enqueue(sentence)
 
     async def beep(self) -> None:
         """The short tone after a wake word (only on an output device)."""
-        if self.device is None:
-            return
+        if self.device is not None:
+            await self._enqueue(TONE)
+
+    async def _enqueue(self, item: str | bytes) -> None:
+        """Queue a sentence (synthesized, then played) or a WAV (played); ``speaking`` from now on."""
         if self._player is None or self._player.done():
             self._player = asyncio.create_task(self._play_queue(), name="speaker")
         self._pending += 1
         self._idle.clear()
-        await self._queue.put(TONE)
+        await self._queue.put(item)
 
     async def say_all(self, sentences: Sequence[str]) -> None:
         for sentence in sentences:

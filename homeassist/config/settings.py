@@ -19,6 +19,18 @@ WAKE_WORDS = ("hey_jarvis", "alexa", "hey_mycroft", "hey_rhasspy")
 _DURATION = re.compile(r"^-?\d+(\.\d+)?(ns|us|ms|s|m|h)?$")
 
 
+def http_url(value: str) -> str:
+    """An http(s) URL with a host and a valid port, without a trailing slash."""
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"not an http(s) URL: {value!r}")
+    try:
+        _ = parts.port
+    except ValueError as err:
+        raise ValueError(f"bad port in {value!r}") from err
+    return value.rstrip("/")
+
+
 def setting(default: Any, description: str, *, allowed: str | None = None, **constraints: Any) -> Any:
     """A field with its one-line description and, optionally, the allowed values in words."""
     extra: dict[str, JsonValue] | None = {"allowed": allowed} if allowed else None
@@ -118,14 +130,7 @@ class OllamaSettings(Section):
     @field_validator("base_url")
     @classmethod
     def _http_url(cls, value: str) -> str:
-        parts = urlsplit(value)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"not an http(s) URL: {value!r}")
-        try:
-            _ = parts.port
-        except ValueError as err:
-            raise ValueError(f"bad port in {value!r}") from err
-        return value.rstrip("/")
+        return http_url(value)
 
     @field_validator("keep_alive", mode="before")
     @classmethod
@@ -154,10 +159,7 @@ class AnthropicSettings(Section):
     @field_validator("base_url")
     @classmethod
     def _http_url(cls, value: str) -> str:
-        parts = urlsplit(value)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"not an http(s) URL: {value!r}")
-        return value.rstrip("/")
+        return http_url(value)
 
 
 class ToolsSettings(Section):

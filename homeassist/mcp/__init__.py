@@ -1,7 +1,7 @@
 """MCP servers over stdio (the Playwright browser server among them), their tools as LangChain tools."""
 
+from homeassist.errors import MCPError
 from homeassist.mcp.integration import (
-    MCPError,
     MCPIntegration,
     ServerConfig,
     playwright_server,

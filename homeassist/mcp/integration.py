@@ -44,7 +44,7 @@ from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError as SDKError
 
-from homeassist.errors import HomeassistError
+from homeassist.errors import MCPError
 
 _LOGGER = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -76,12 +76,6 @@ STDERR_CHUNK = 65536
 STDERR_LINE_CHARS = 300
 #: How long the stderr reader may drain after the server exits.
 STDERR_DRAIN_S = 0.5
-
-
-class MCPError(HomeassistError):
-    """An MCP server could not be started or stopped answering; the message names it and what to do."""
-
-    spoken = "A service I need for that isn't working right now; please try again."
 
 
 @dataclass(frozen=True)
