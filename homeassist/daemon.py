@@ -36,6 +36,7 @@ from homeassist.tools.clock import make_datetime_tool
 from homeassist.tools.devices import make_device_tools
 from homeassist.tools.executor import ToolExecutor
 from homeassist.tools.manager import ToolManager
+from homeassist.web.build import Web, build_web
 from homeassist.zwave.service import ZWaveService
 
 _LOGGER = logging.getLogger(__name__)
@@ -50,9 +51,13 @@ class Runtime:
     assistant: Assistant
     zwave: ZWaveService
     voice: VoiceLoop | None = None
+    web: Web | None = None
 
     async def aclose(self) -> None:
-        """Stop in reverse order of start: the model client, then Z-Wave (and its simulator)."""
+        """Stop in reverse order of start: the MCP servers (the browser), the model client, then
+        Z-Wave (and its simulator)."""
+        if self.web is not None:
+            await self.web.mcp.aclose()
         await self.model.aclose()
         await self.zwave.stop()
 
@@ -90,6 +95,8 @@ def build_runtime(settings: Settings) -> Runtime:
         executor.register(tool)
     tools = ToolManager(executor)
     model = build_model_client(settings, executor)
+    state = state_dir(settings)
+    web = build_web(settings, executor, state)
     assistant = Assistant(
         classifier=IntentClassifier(),
         executor=executor,
@@ -98,10 +105,17 @@ def build_runtime(settings: Settings) -> Runtime:
         prefer_local=settings.assistant.prefer_local,
         devices=zwave,
         follow_up_s=settings.assistant.follow_up_s,
-        stats=Stats(state_dir(settings) / STATS_FILE),
+        stats=Stats(state / STATS_FILE),
+        web=web.fallback if web else None,
     )
     return Runtime(
-        settings=settings, executor=executor, tools=tools, model=model, assistant=assistant, zwave=zwave
+        settings=settings,
+        executor=executor,
+        tools=tools,
+        model=model,
+        assistant=assistant,
+        zwave=zwave,
+        web=web,
     )
 
 

@@ -91,3 +91,21 @@ class MCPError(HomeassistError):
     """An MCP server could not be started or stopped answering; the message names it and what to do."""
 
     spoken = "A service I need for that isn't working right now; please try again."
+
+
+class WebSearchError(HomeassistError):
+    """A web search failed: the browser or the search page could not be used; the message says why."""
+
+    spoken = "I couldn't search the web just now."
+
+
+class WebSearchTimeout(WebSearchError):
+    """A web search ran past ``[web] budget_s``."""
+
+    spoken = "The web search took too long, so I gave up."
+
+
+class WebSearchBlocked(WebSearchError):
+    """The search site answered with a bot check or a rate limit instead of results."""
+
+    spoken = "The search site wants to check that I'm not a robot, so I couldn't read the results."

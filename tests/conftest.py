@@ -20,6 +20,16 @@ from homeassist.config import loader
 REPO = Path(__file__).resolve().parent.parent
 
 
+#: Every host name to 127.0.0.1:9, where nothing listens; 127.0.0.1 and localhost stay themselves.
+TEST_RESOLVER_RULES = "MAP * 127.0.0.1:9, EXCLUDE 127.0.0.1, EXCLUDE localhost"
+#: No test's browser may search the real web: the search page is a closed local port unless a test
+#: serves one, and Chromium resolves no outside host.
+TEST_WEB_ENV = {
+    "HOMEASSIST_WEB__SEARCH_URL": "http://127.0.0.1:9/html/?q={query}",
+    "HOMEASSIST_WEB__BROWSER_ARGS": json.dumps([f"--host-resolver-rules={TEST_RESOLVER_RULES}"]),
+}
+
+
 @pytest.fixture(autouse=True)
 def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     """No test reads the machine's own configuration or environment overrides."""
@@ -28,6 +38,8 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]
             monkeypatch.delenv(name)
     monkeypatch.setattr(loader, "SYSTEM_CONFIG", tmp_path / "no-such-system-config.toml")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for name, value in TEST_WEB_ENV.items():
+        monkeypatch.setenv(name, value)
     yield
 
 
@@ -61,6 +73,7 @@ def cli_env(tmp_path: Path) -> dict[str, str]:
         HOMEASSIST_PATHS__STATE_DIR=str(tmp_path / "state"),
         # Never the default port 3000: a daemon may be using it, and tests run in parallel sessions.
         HOMEASSIST_ZWAVE__SIM_PORT=str(free_port()),
+        **TEST_WEB_ENV,
     )
     return env
 

@@ -4,6 +4,12 @@ Order of work: classify (pure) -> pick the tier's tools -> a resolved local comm
 ToolExecutor when ``prefer_local`` is on -> otherwise the model client answers with exactly the tier's
 tools. A model failure becomes a short spoken sentence (and, where the classifier resolved a command,
 the command still runs locally). One INFO summary line per request goes to the log.
+
+The web search (when there is one): a ``web`` request searches first and the model answers from the
+results with no tools bound; a ``general`` answer that says the model does not know (its sentences held
+back from the speaker once one says so) is replaced by a search. The user hears "Let me look that up"
+when the search takes more than a second. With the model failing, the reply names that failure first,
+then reads the top result with its source.
 """
 
 from __future__ import annotations
@@ -23,11 +29,14 @@ from homeassist.messages import Command, Intent, Path, Reply, ToolResult
 from homeassist.stats import Stats
 from homeassist.tools.executor import ToolExecutor
 from homeassist.tools.manager import DEVICE_TOOLS, ToolManager
+from homeassist.web.fallback import LOOKUP_NOTICE, NOTICE_AFTER_S, WebSearchFallback
+from homeassist.web.triggers import needs_search, says_it_does_not_know
 
 _LOGGER = logging.getLogger(__name__)
 
 #: Kinds of request that need the devices (and so may wait, bounded, for the Z-Wave connection).
 NEEDS_DEVICES = ("device", "timer")
+NOTHING_FOUND = "I couldn't find anything about that on the web."
 
 
 class DeviceBackend(Protocol):
@@ -54,6 +63,7 @@ class Assistant:
         devices: DeviceBackend | None = None,
         follow_up_s: float = 30.0,
         stats: Stats | None = None,
+        web: WebSearchFallback | None = None,
     ) -> None:
         self.classifier = classifier
         self.executor = executor
@@ -63,6 +73,7 @@ class Assistant:
         self.devices = devices
         self.follow_up_s = follow_up_s
         self.stats = stats
+        self.web = web
         self._last_device: tuple[float, Command] | None = None
 
     async def handle(self, text: str, *, on_sentence: SentenceSink | None = None) -> Reply:
@@ -101,11 +112,23 @@ class Assistant:
         elif runnable and self.prefer_local:
             path = "local"
             reply_text = await self._run_local(text, intent, actions, timings)
+        elif intent.kind == "web" and self.web is not None:
+            path = "fallback"
+            reply_text, error = await self._web_answer(
+                request_id, text, on_sentence, actions, recoveries, timings
+            )
         else:
             path = "model"
             stage = time.perf_counter()
+            gate = (
+                _DontKnowGate(on_sentence)
+                if on_sentence is not None and self.web is not None and intent.kind == "general"
+                else None
+            )
             try:
-                answer = await self.model.answer(text, tools, kind=intent.kind, on_sentence=on_sentence)
+                answer = await self.model.answer(
+                    text, tools, kind=intent.kind, on_sentence=gate.say if gate else on_sentence
+                )
             except ModelError as err:
                 timings["model"] = _ms(stage)
                 error = f"{type(err).__name__}: {err}"
@@ -126,6 +149,12 @@ class Assistant:
                 recoveries.extend(answer.recoveries)
                 rounds = answer.rounds
                 reply_text = answer.text
+                if self.web is not None and needs_search(intent.kind, answer.text):
+                    _LOGGER.info("Request %s: the model does not know; searching the web", request_id)
+                    path = "fallback"
+                    reply_text, error = await self._web_answer(
+                        request_id, text, on_sentence, actions, recoveries, timings
+                    )
         self._remember_device(actions)
         timings["total"] = _ms(start)
         reply = Reply(
@@ -167,6 +196,70 @@ class Assistant:
         timings["tools"] = timings.get("tools", 0.0) + _ms(stage)
         actions.append(result)
         return local_reply(text, result)
+
+    async def _web_answer(
+        self,
+        request_id: str,
+        text: str,
+        on_sentence: SentenceSink | None,
+        actions: list[ToolResult],
+        recoveries: list[str],
+        timings: dict[str, float],
+    ) -> tuple[str, str | None]:
+        """Search, then let the model answer from the results with no tools. Returns (reply, error).
+        Everything said here goes to ``on_sentence`` (the user may already have heard the notice)."""
+        assert self.web is not None
+
+        async def say(reply: str) -> str:
+            if on_sentence is not None:
+                await on_sentence(reply)
+            return reply
+
+        stage = time.perf_counter()
+        search = asyncio.create_task(self.web.search(text), name=f"web-search-{request_id}")
+        try:
+            done, _ = await asyncio.wait({search}, timeout=NOTICE_AFTER_S)
+            if not done:
+                await say(LOOKUP_NOTICE)
+            outcome = await search
+        finally:
+            search.cancel()  # only does something when we were cancelled ourselves
+        timings["web"] = _ms(stage)
+        actions.extend(outcome.actions)
+        if outcome.error is not None:
+            return await say(outcome.error.spoken), f"{type(outcome.error).__name__}: {outcome.error}"
+        if not outcome.results:
+            _LOGGER.info("Request %s: the web search found nothing", request_id)
+            return await say(NOTHING_FOUND), None
+        stage = time.perf_counter()
+        try:
+            # No tools: whatever the pages say, nothing in the home can be touched from here.
+            answer = await self.model.answer(
+                text, [], kind="web", on_sentence=on_sentence, context=outcome.context()
+            )
+        except ModelError as err:
+            timings["model_web"] = _ms(stage)
+            _LOGGER.warning("Request %s: model failed on the search results: %s", request_id, err)
+            return await say(f"{err.spoken} {outcome.read_out()}"), f"{type(err).__name__}: {err}"
+        timings["model_web"] = _ms(stage)
+        actions.extend(answer.actions)
+        recoveries.extend(answer.recoveries)
+        return answer.text, None
+
+
+class _DontKnowGate:
+    """Passes a general answer's sentences to the speaker until one says the model does not know;
+    from then on holds them back (a web search answers instead)."""
+
+    def __init__(self, sink: SentenceSink) -> None:
+        self._sink = sink
+        self.closed = False
+
+    async def say(self, sentence: str) -> None:
+        if not self.closed and says_it_does_not_know(sentence):
+            self.closed = True
+        if not self.closed:
+            await self._sink(sentence)
 
 
 def _ms(since: float) -> float:

@@ -296,7 +296,12 @@ class WebSettings(Section):
     allowed_origins: list[str] = setting(
         [], "origins besides the search page's that the browser may open (e.g. 'https://en.wikipedia.org')"
     )
-    open_first_result: bool = setting(False, "also open the first result and read its text")
+    open_first_result: bool = setting(
+        False, "also open the first result whose origin is allowed (see allowed_origins) and read its text"
+    )
+    browser_args: list[str] = setting(
+        [], "extra Chromium arguments (e.g. '--proxy-server=http://proxy.lan:3128')"
+    )
     max_chars: int = setting(2000, "characters of search results given to the model", ge=200, le=20000)
 
     @field_validator("search_url")

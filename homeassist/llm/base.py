@@ -51,8 +51,10 @@ class ModelClient(Protocol):
         *,
         kind: IntentKind,
         on_sentence: SentenceSink | None = None,
+        context: str | None = None,
     ) -> ModelAnswer:
-        """Answer ``text`` with exactly ``tools`` bound. Raises ModelError on any server failure."""
+        """Answer ``text`` with exactly ``tools`` bound; with ``context`` (web search results), answer
+        from it. Raises ModelError on any server failure."""
         ...
 
     async def aclose(self) -> None:

@@ -87,13 +87,16 @@ def _new_id() -> str:
 
 
 class SentenceSplitter:
-    """Streamed text in, complete sentences out, with ``<think>`` blocks dropped on the way."""
+    """Streamed text in, complete sentences out, with ``<think>`` and ``<tool_call>`` blocks dropped
+    on the way (a tool call written as text is never spoken)."""
 
     _END = re.compile(r"(.+?[.!?…]+[\"')\]]*)(?=\s)|(.+?)\n+", re.DOTALL)
+    _HIDDEN = ("think", "tool_call")
 
     def __init__(self) -> None:
         self._buffer = ""
-        self._thinking = False
+        #: The closing tag of the hidden block the stream is in, if any.
+        self._until: str | None = None
 
     def feed(self, text: str) -> list[str]:
         self._buffer += self._visible(text)
@@ -110,21 +113,22 @@ class SentenceSplitter:
         return [rest] if rest else []
 
     def _visible(self, text: str) -> str:
-        """The part of ``text`` outside think blocks (which may span chunks)."""
+        """The part of ``text`` outside hidden blocks (which may span chunks)."""
         out: list[str] = []
         while text:
-            if self._thinking:
-                end = text.find("</think>")
+            if self._until is not None:
+                end = text.find(self._until)
                 if end < 0:
                     return "".join(out)
-                text = text[end + len("</think>") :]
-                self._thinking = False
-            else:
-                start = text.find("<think>")
-                if start < 0:
-                    out.append(text)
-                    break
-                out.append(text[:start])
-                text = text[start + len("<think>") :]
-                self._thinking = True
+                text = text[end + len(self._until) :]
+                self._until = None
+                continue
+            opening = [(text.find(f"<{tag}>"), tag) for tag in self._HIDDEN if f"<{tag}>" in text]
+            if not opening:
+                out.append(text)
+                break
+            start, tag = min(opening)
+            out.append(text[:start])
+            text = text[start + len(tag) + 2 :]
+            self._until = f"</{tag}>"
         return "".join(out)

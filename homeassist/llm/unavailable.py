@@ -45,6 +45,7 @@ class UnavailableModelClient:
         *,
         kind: IntentKind,
         on_sentence: SentenceSink | None = None,
+        context: str | None = None,
     ) -> ModelAnswer:
         url = self._settings.base_url
         await probe_ollama(url, min(PROBE_TIMEOUT_S, self._settings.timeout_s))

@@ -146,6 +146,7 @@ def write_playwright_config(
     resolver_rules: Sequence[str] = (),
     allowed_origins: Sequence[str] = (),
     blocked_origins: Sequence[str] = (),
+    timeouts_ms: Mapping[str, int] | None = None,
     base: Path = PLAYWRIGHT_CONFIG,
 ) -> Path:
     """The shipped config plus Chromium arguments, host resolver rules and origin lists, written to
@@ -155,7 +156,7 @@ def write_playwright_config(
     last): a MAP rule applies in order, first match wins, and an EXCLUDE rule exempts its host from every
     MAP rule. Tests add ``MAP * 127.0.0.1:9, EXCLUDE 127.0.0.1, EXCLUDE localhost``. The origin lists are
     Playwright request interception: they stop HTTP(S) requests and navigations, not WebSockets and not
-    redirects."""
+    redirects. ``timeouts_ms`` sets Playwright's ``timeouts`` (``action``, ``navigation``)."""
     config: dict[str, Any] = json.loads(base.read_text(encoding="utf-8"))
     launch = config.setdefault("browser", {}).setdefault("launchOptions", {})
     args = [*launch.get("args", []), *browser_args]
@@ -169,6 +170,8 @@ def write_playwright_config(
         network["allowedOrigins"] = [*network.get("allowedOrigins", []), *allowed_origins]
     if blocked_origins:
         network["blockedOrigins"] = [*network.get("blockedOrigins", []), *blocked_origins]
+    if timeouts_ms:
+        config.setdefault("timeouts", {}).update(timeouts_ms)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     return path

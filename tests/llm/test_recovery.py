@@ -72,3 +72,12 @@ def test_sentences_are_cut_as_they_complete_and_think_blocks_skipped() -> None:
     assert splitter.feed(" coat!\nBye") == ["Take a coat!"]
     assert splitter.flush() == ["Bye"]
     assert splitter.flush() == []
+
+
+def test_tool_calls_written_as_text_are_never_spoken() -> None:
+    splitter = SentenceSplitter()
+    assert splitter.feed('Sure. <tool_call>{"name": "set_lock",') == ["Sure."]
+    assert splitter.feed(' "arguments": {"locked": false}}</tool_call> Done') == []
+    assert splitter.flush() == ["Done"]
+    both = SentenceSplitter()
+    assert both.feed("<think>hmm.</think><tool_call>{}</tool_call>Fine. ") == ["Fine."]
