@@ -11,9 +11,10 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from tests.conftest import REPO, free_port, run_cli
-from tests.llm.standin import OllamaStandIn
+from tests.conftest import REPO, TEST_RESOLVER_RULES, free_port, run_cli
+from tests.llm.standin import OllamaStandIn, reply
 from tests.llm.test_validate import script as validate_script
+from tests.web.search_site import SearchSite
 from tests.zwave.conftest import (
     BEDROOM_BLINDS,
     FRONT_DOOR,
@@ -297,6 +298,37 @@ def test_validate_model_exits_0_when_the_checks_pass_and_1_when_they_fail(cli_en
         assert report["model"] == "llama9:70b"
         present = next(c for c in report["checks"] if c["name"] == "model present")
         assert present["status"] == "fail" and "ollama pull llama9:70b" in present["detail"]
+
+
+# --- web search ----------------------------------------------------------------------------------------
+
+
+def test_ask_answers_the_weather_from_the_search_page_through_chromium(cli_env: dict[str, str]) -> None:
+    site = SearchSite().start()
+    answer = "Weather Example says light rain and 14 degrees in Paris today."
+    try:
+        with OllamaStandIn() as ollama:
+            ollama.script(reply(answer))
+            args = [
+                f"--host-resolver-rules={TEST_RESOLVER_RULES}",
+                f"--ip-address-space-overrides=127.0.0.1:{site.port}=public",
+            ]
+            env = cli_env | {
+                "HOMEASSIST_OLLAMA__BASE_URL": ollama.url,
+                "HOMEASSIST_WEB__SEARCH_URL": site.search_url,
+                "HOMEASSIST_WEB__BROWSER_ARGS": json.dumps(args),
+            }
+            result = run_cli("ask", "What's the weather in Paris today", "--json", env=env)
+            prompt = ollama.chats[0]["messages"][1]["content"]
+    finally:
+        site.stop()
+    assert result.returncode == 0, result.stderr
+    reply_json = json.loads(result.stdout)
+    assert (reply_json["reply"], reply_json["path"]) == (answer, "fallback")
+    assert [a["tool"] for a in reply_json["actions"]] == ["browser_navigate", "browser_snapshot"]
+    assert "high of 14 °C" in prompt
+    assert any("Chrome/" in hit.user_agent for hit in site.fetched("/html/"))
+    assert "MCP server playwright started" in result.stderr
 
 
 # --- voice ---------------------------------------------------------------------------------------------

@@ -156,6 +156,8 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
+    # The first navigate includes starting the browser: its "slow tool" warning says nothing here.
+    logging.getLogger("homeassist.tools.executor").setLevel(logging.ERROR)
     result = asyncio.run(measure(args.cold, args.warm))
     print_table(result)
     if args.json:
