@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from homeassist import __version__
+from homeassist.api.client import ask_daemon, set_mute
 from homeassist.audio.capture import read_wav
 from homeassist.audio.pipeline import NOT_UNDERSTOOD
 from homeassist.audio.voice import (
@@ -29,7 +30,7 @@ from homeassist.audio.voice import (
 )
 from homeassist.config.loader import LoadedConfig, load_settings, state_dir
 from homeassist.config.render import effective_dict, render_toml
-from homeassist.daemon import build_runtime, run_console
+from homeassist.daemon import build_runtime
 from homeassist.errors import ConfigError, HomeassistError
 from homeassist.intent.classifier import IntentClassifier
 from homeassist.llm.validate import format_report, validate_model
@@ -83,6 +84,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="the request as a recording (a wake word at its start is cut off); the reply is also spoken",
     )
     ask.add_argument("--json", action="store_true", help="print one JSON object instead of the reply")
+    ask.add_argument(
+        "--in-process",
+        action="store_true",
+        help="answer in this process even when the daemon runs (default: through the running daemon)",
+    )
 
     transcribe = commands.add_parser(
         "transcribe", parents=[common], help="speech to text for a WAV file: the text and its timings"
@@ -137,8 +143,24 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--home", metavar="FILE", type=Path, default=DEFAULT_HOME, help="the home file")
 
     commands.add_parser(
-        "run", parents=[common], help="run the assistant (for now: a console for typed requests)"
+        "run",
+        parents=[common],
+        help="run the daemon: microphone, console, control API, Z-Wave, until SIGTERM or Ctrl-C",
     )
+    commands.add_parser("mute", parents=[common], help="make the running daemon stop listening")
+    commands.add_parser("unmute", parents=[common], help="make the running daemon listen again")
+    logs = commands.add_parser(
+        "logs", parents=[common], help="the daemon's requests as a table, from the journal or [logging] file"
+    )
+    logs.add_argument("-f", "--follow", action="store_true", help="keep printing new requests")
+    logs.add_argument("-n", "--lines", type=int, default=20, metavar="N", help="show the last N (default 20)")
+    logs.add_argument("--since", metavar="T", help="from T on: 10m, 2h, today, 2026-11-22 14:00, ...")
+    logs.add_argument(
+        "--file", metavar="PATH", help="read this log file (default: [logging] file, else the journal)"
+    )
+    logs.add_argument("--unit", default="homeassist", help="the systemd unit to read (default homeassist)")
+    logs.add_argument("--all", action="store_true", help="also show warnings and errors")
+    logs.add_argument("--no-color", action="store_true", help="no colours")
     return parser
 
 
@@ -181,7 +203,7 @@ def _dispatch(args: argparse.Namespace, loaded: LoadedConfig) -> int:
             return EXIT_USAGE
         if args.wav:
             return asyncio.run(_ask_wav(args.wav, loaded, as_json=args.json))
-        return asyncio.run(_ask(" ".join(args.text), loaded, as_json=args.json))
+        return asyncio.run(_ask(" ".join(args.text), loaded, as_json=args.json, in_process=args.in_process))
     if args.command == "transcribe":
         return _transcribe(args.wav, loaded, as_json=args.json)
     if args.command == "listen":
@@ -211,11 +233,34 @@ def _dispatch(args: argparse.Namespace, loaded: LoadedConfig) -> int:
     if args.command == "zwave-sim":
         return asyncio.run(_zwave_sim(loaded, args.port, args.home))
     if args.command == "run":
-        return asyncio.run(_run(loaded))
+        from homeassist.daemon.main import run_daemon  # the daemon's parts: only for this command
+
+        return asyncio.run(run_daemon(loaded))
+    if args.command in ("mute", "unmute"):
+        state = asyncio.run(set_mute(loaded.settings, args.command == "mute"))
+        print("muted: not listening" if state.get("muted") else "listening")
+        return EXIT_OK
+    if args.command == "logs":
+        from homeassist.logview import run_logs
+
+        return run_logs(
+            file=args.file or loaded.settings.logging.file or None,
+            unit=args.unit,
+            lines=args.lines,
+            since=args.since,
+            follow=args.follow,
+            show_all=args.all,
+            color=False if args.no_color else None,
+        )
     raise AssertionError(f"unhandled command {args.command!r}")
 
 
-async def _ask(text: str, loaded: LoadedConfig, *, as_json: bool) -> int:
+async def _ask(text: str, loaded: LoadedConfig, *, as_json: bool, in_process: bool = False) -> int:
+    if not in_process:
+        answer = await ask_daemon(loaded.settings, text)
+        if answer is not None:
+            print(json.dumps(answer, ensure_ascii=False) if as_json else answer.get("reply", ""))
+            return EXIT_OK
     runtime = build_runtime(loaded.settings)
     try:
         reply = await runtime.assistant.handle(text)
@@ -292,17 +337,12 @@ async def _listen(loaded: LoadedConfig) -> int:
 
     voice = await build_voice(loaded.settings, state_dir(loaded.settings), show)
     if voice is None:
-        print("homeassist listen: no microphone (see the log)", file=sys.stderr)
+        print("homeassist listen: voice input is off ([audio] input = 'none')", file=sys.stderr)
         return EXIT_FAILURE
     voice.speaker.device = None  # listen only: no replies, no tone
     print("Listening (Ctrl-C to stop)...", file=sys.stderr, flush=True)
     await voice.run()
     return EXIT_OK
-
-
-async def _run(loaded: LoadedConfig) -> int:
-    runtime = build_runtime(loaded.settings)
-    return await run_console(runtime)
 
 
 async def _validate(loaded: LoadedConfig, model: str | None, *, full_suite: bool, as_json: bool) -> int:

@@ -109,3 +109,9 @@ class WebSearchBlocked(WebSearchError):
     """The search site answered with a bot check or a rate limit instead of results."""
 
     spoken = "The search site wants to check that I'm not a robot, so I couldn't read the results."
+
+
+class AudioError(HomeassistError):
+    """The microphone or the speaker cannot be used; the message says which and what to do."""
+
+    spoken = "I can't use the microphone right now."

@@ -73,6 +73,8 @@ def cli_env(tmp_path: Path) -> dict[str, str]:
         HOMEASSIST_PATHS__STATE_DIR=str(tmp_path / "state"),
         # Never the default port 3000: a daemon may be using it, and tests run in parallel sessions.
         HOMEASSIST_ZWAVE__SIM_PORT=str(free_port()),
+        # Nor the API's 8765: `homeassist ask` would go through a daemon running on this machine.
+        HOMEASSIST_API__PORT=str(free_port()),
         **TEST_WEB_ENV,
     )
     return env

@@ -151,13 +151,39 @@ def test_tools_lists_every_tier(cli_env: dict[str, str]) -> None:
     assert "datetime  get_current_datetime" in text
 
 
-def test_run_answers_typed_requests_until_end_of_input(cli_env: dict[str, str]) -> None:
-    result = run_cli("run", env=cli_env, stdin="what time is it\n\nwhat day is it\n")
-    assert result.returncode == 0, result.stderr
-    answers = [line for line in result.stdout.splitlines() if line.startswith("homeassist> ")]
+def test_run_answers_typed_requests_and_keeps_running_after_end_of_input(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    out, err = tmp_path / "out.txt", tmp_path / "err.txt"
+    with out.open("w") as stdout, err.open("w") as stderr:
+        daemon = subprocess.Popen(
+            [sys.executable, "-m", "homeassist", "run"],
+            env=cli_env | {"HOMEASSIST_AUDIO__INPUT": "none"},
+            cwd=REPO,
+            stdin=subprocess.PIPE,
+            stdout=stdout,
+            stderr=stderr,
+            text=True,
+        )
+        try:
+            assert daemon.stdin is not None
+            daemon.stdin.write("what time is it\n\nwhat day is it\n")
+            daemon.stdin.close()
+            deadline = time.monotonic() + 60
+            while "Console input ended" not in err.read_text():
+                assert daemon.poll() is None, err.read_text()
+                assert time.monotonic() < deadline, err.read_text()
+                time.sleep(0.1)
+            time.sleep(0.5)
+            assert daemon.poll() is None  # the end of input stopped the console, not the daemon
+        finally:
+            daemon.send_signal(signal.SIGTERM)
+            code = daemon.wait(30)
+    assert code == 0, err.read_text()
+    answers = [line for line in out.read_text().splitlines() if line.startswith("homeassist> ")]
     assert len(answers) == 2
     assert answers[0].startswith("homeassist> It's ") and ("AM" in answers[0] or "PM" in answers[0])
-    assert "Console stopped" in result.stderr
+    assert "Stopping (SIGTERM)" in err.read_text()
 
 
 def test_version_and_usage_errors(cli_env: dict[str, str]) -> None:

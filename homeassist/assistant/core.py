@@ -15,6 +15,7 @@ then reads the top result with its source.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 import uuid
@@ -64,6 +65,7 @@ class Assistant:
         follow_up_s: float = 30.0,
         stats: Stats | None = None,
         web: WebSearchFallback | None = None,
+        store_transcripts: bool = False,
     ) -> None:
         self.classifier = classifier
         self.executor = executor
@@ -74,6 +76,7 @@ class Assistant:
         self.follow_up_s = follow_up_s
         self.stats = stats
         self.web = web
+        self.store_transcripts = store_transcripts
         self._last_device: tuple[float, Command] | None = None
 
     async def handle(self, text: str, *, on_sentence: SentenceSink | None = None) -> Reply:
@@ -169,7 +172,7 @@ class Assistant:
             timings_ms=timings,
             rounds=rounds,
         )
-        log_summary(reply)
+        log_summary(reply, with_text=self.store_transcripts)
         if self.stats is not None:
             # Off the event loop: a disk write never delays the next request.
             await asyncio.to_thread(self.stats.record, reply, self.model.model_name)
@@ -266,9 +269,10 @@ def _ms(since: float) -> float:
     return round((time.perf_counter() - since) * 1000, 3)
 
 
-def summary_fields(reply: Reply) -> dict[str, Any]:
-    """The request summary as structured fields (the JSON log's ``request`` object)."""
-    return {
+def summary_fields(reply: Reply, *, with_text: bool = False) -> dict[str, Any]:
+    """The request summary as structured fields (the JSON log's ``request`` object); what was said
+    only ``with_text`` (``[privacy] store_transcripts``)."""
+    fields: dict[str, Any] = {
         "request": {
             "id": reply.request_id,
             "kind": reply.intent.kind,
@@ -281,14 +285,18 @@ def summary_fields(reply: Reply) -> dict[str, Any]:
             "timings_ms": {k: round(v, 1) for k, v in reply.timings_ms.items()},
         }
     }
+    if with_text:
+        fields["text"] = reply.request
+    return fields
 
 
-def log_summary(reply: Reply) -> None:
-    """The one INFO line per request a person tailing the log reads (no request text: that's DEBUG)."""
+def log_summary(reply: Reply, *, with_text: bool = False) -> None:
+    """The one INFO line per request a person tailing the log reads. What was said is in it only
+    ``with_text`` (``[privacy] store_transcripts``); otherwise it is logged at DEBUG only."""
     tools = ",".join(f"{a.tool}:{'ok' if a.ok else 'error'}" for a in reply.actions) or "-"
     stages = " ".join(f"{k}={v:.1f}" for k, v in reply.timings_ms.items() if k != "total")
     _LOGGER.info(
-        "request %s kind=%s path=%s attempts=%d tools=%s recoveries=%s%s %s total=%.1fms",
+        "request %s kind=%s path=%s attempts=%d tools=%s recoveries=%s%s %s total=%.1fms%s",
         reply.request_id,
         reply.intent.kind,
         reply.path,
@@ -298,5 +306,6 @@ def log_summary(reply: Reply) -> None:
         f" error={reply.error.split(':', 1)[0]}" if reply.error else "",
         stages,
         reply.timings_ms.get("total", 0.0),
-        extra={"fields": summary_fields(reply)},
+        f" text={json.dumps(reply.request, ensure_ascii=False)}" if with_text else "",
+        extra={"fields": summary_fields(reply, with_text=with_text)},
     )

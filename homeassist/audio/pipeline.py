@@ -83,6 +83,8 @@ class VoiceLoop:
         self._speculation: tuple[int, asyncio.Task[Transcript]] | None = None
         self._last_end = -1
         self.speculations_used = 0
+        #: Muted (``homeassist mute``): frames are read and dropped, nothing is heard.
+        self.paused = False
         if self._listening:
             self.endpointer.start()
 
@@ -92,6 +94,9 @@ class VoiceLoop:
         try:
             async for frame in self.source.frames():
                 self.frames += 1
+                if self.paused:
+                    self._reset_after_mute = True  # start afresh, waiting for the wake word
+                    continue
                 if self._muted(frame):
                     continue
                 # Wake word and VAD models run in a worker thread (~2.5 ms a frame), not on the loop.

@@ -1,8 +1,8 @@
 """Building the voice parts from the settings, and the recording path of ``ask --wav``.
 
-``build_voice`` makes the VoiceLoop for the daemon: the microphone (none found: a log line and the
-console only), the wake word detector, the endpointer and the speech model, all loaded off the event
-loop. ``command_from_recording`` runs a recording through the same wake word and endpointing: a
+``build_voice`` makes the VoiceLoop for the daemon: the microphone (none found: AudioError, and the
+daemon tries again later), the wake word detector, the endpointer and the speech model, all loaded
+off the event loop. ``command_from_recording`` runs a recording through the same wake word and endpointing: a
 recording that starts with the wake word has it cut off, one without is taken whole as the command.
 """
 
@@ -30,6 +30,7 @@ from homeassist.audio.speaker import Speaker, output_device
 from homeassist.audio.stt import BackgroundTranscriber
 from homeassist.audio.wake import WakeWordDetector
 from homeassist.config.settings import Settings
+from homeassist.errors import AudioError
 from homeassist.messages import Reply
 
 _LOGGER = logging.getLogger(__name__)
@@ -61,18 +62,18 @@ def build_wake(settings: Settings) -> WakeWordDetector:
 
 
 async def build_voice(settings: Settings, state_dir: Path, handle: Handle) -> VoiceLoop | None:
-    """The daemon's voice loop, or None when there is no microphone (then only the console listens)."""
+    """The daemon's voice loop; None when voice is off (``[audio] input = 'none'``). AudioError when
+    there is no microphone (the daemon tries again later)."""
     spec = settings.audio.input
     if spec == "none":
         _LOGGER.info("Voice input is off ([audio] input = 'none'); typed requests only")
         return None
     device = await asyncio.to_thread(find_input_device, spec)
     if device is None:
-        _LOGGER.warning(
-            "No microphone found; typed requests only. Connect one, or set [audio] input to a device "
-            "(`homeassist listen` checks a set-up)"
+        raise AudioError(
+            "no microphone found; typed requests only. Connect one, or set [audio] input to a device "
+            "(`homeassist listen` checks a set-up), or to 'none' to turn voice off"
         )
-        return None
     wake = await asyncio.to_thread(build_wake, settings)
     endpointer = await asyncio.to_thread(build_endpointer, settings)
     transcriber = build_transcriber(settings, state_dir)

@@ -65,6 +65,9 @@ class AssistantSettings(Section):
         30.0, "seconds in which 'turn it off' still refers to the last device", ge=0, le=3600
     )
     temperature_unit: Literal["C", "F"] = setting("C", "unit of temperatures spoken and set")
+    shutdown_timeout_s: float = setting(
+        10.0, "on stop, seconds the request in flight may take to finish before it is abandoned", gt=0, le=120
+    )
 
     @field_validator("timezone")
     @classmethod
@@ -331,6 +334,29 @@ class ModelOverride(Section):
     hint: str | None = setting(None, "an extra sentence for the system prompt")
 
 
+class ApiSettings(Section):
+    enabled: bool = setting(True, "serve the control API (ask, health, metrics, mute) while the daemon runs")
+    host: str = setting(
+        "127.0.0.1", "address the control API listens on", allowed="an IP address such as '127.0.0.1'"
+    )
+    port: int = setting(8765, "port of the control API", ge=1, le=65535)
+    token_file: str = setting(
+        "", "file holding the API token (created, mode 600, on first start); '' means <state_dir>/api-token"
+    )
+    queue_size: int = setting(
+        32, "requests that may wait; beyond that /ask answers 503 with Retry-After", ge=1, le=10000
+    )
+    request_timeout_s: float = setting(
+        120.0, "seconds an /ask call waits for its answer (queue included)", gt=0, le=600
+    )
+
+
+class PrivacySettings(Section):
+    store_transcripts: bool = setting(
+        False, "keep what was said in the request log lines (never audio); off: text only at DEBUG"
+    )
+
+
 class Settings(Section):
     """The whole configuration. Later parts add their sections here."""
 
@@ -348,6 +374,8 @@ class Settings(Section):
     tts: TtsSettings = Field(default_factory=TtsSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
     web: WebSettings = Field(default_factory=WebSettings)
+    api: ApiSettings = Field(default_factory=ApiSettings)
+    privacy: PrivacySettings = Field(default_factory=PrivacySettings)
     models: dict[str, ModelOverride] = Field(
         default_factory=dict, description="model profile overrides and additions, by profile or model name"
     )

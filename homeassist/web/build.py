@@ -64,6 +64,20 @@ def build_web(settings: Settings, executor: ToolExecutor, state: Path) -> Web | 
     return Web(mcp, fallback)
 
 
+def purge_browser_logs(state: Path) -> int:
+    """Remove the browser's console logs (search pages' addresses hold the search words); how many
+    (blocking I/O: call it in a thread)."""
+    removed = 0
+    for log in (state / OUTPUT_DIR).glob("console-*.log"):
+        try:
+            log.unlink()
+        except OSError as err:
+            _LOGGER.warning("Could not remove %s: %s", log, err)
+        else:
+            removed += 1
+    return removed
+
+
 def mcp_servers(settings: Settings, state: Path) -> list[ServerConfig]:
     """The built-in browser server (changed by ``[mcp.servers.playwright]`` where set) and the others."""
     from homeassist.mcp.integration import ServerConfig, playwright_server, write_playwright_config

@@ -112,6 +112,11 @@ class HomeControl:
         self.temperature_unit = temperature_unit
         self._home: tuple[tuple[Any, ...], Home] | None = None
 
+    def set_aliases(self, aliases: Mapping[str, Sequence[str]]) -> None:
+        """New ``[zwave] aliases`` (a reload); the home model is rebuilt on next use."""
+        self.aliases = dict(aliases)
+        self._home = None
+
     def home(self) -> Home:
         """The home model of the live network; rebuilt only when nodes, names or locations change."""
         driver = self.connection.driver()

@@ -596,8 +596,7 @@ async def bench_daemon(sim_url: str, clip: Samples, tmp: Path, idle_s: float) ->
             cpu, wall = proc_cpu_s(daemon.pid) - cpu, time.monotonic() - wall
             result["idle"] = {"wall_s": wall, "cpu_s": cpu, "share": cpu / wall}
             result["after_idle"] = proc_status(daemon.pid)
-            assert daemon.stdin is not None
-            daemon.stdin.close()  # end of console input: the daemon stops
+            daemon.send_signal(signal.SIGTERM)
             result["exit_code"] = await asyncio.wait_for(daemon.wait(), 30)
         finally:
             if daemon.returncode is None:

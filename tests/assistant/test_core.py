@@ -83,6 +83,23 @@ async def test_one_summary_line_per_request_without_the_request_text(
     assert "what time is it" not in caplog.text
 
 
+async def test_transcripts_are_in_the_summary_only_when_stored(
+    closed_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    stored = runtime_for(closed_url, HOMEASSIST_PRIVACY__STORE_TRANSCRIPTS="true")
+    with caplog.at_level(logging.INFO, logger="homeassist"):
+        await stored.assistant.handle("what time is it")
+    (line,) = [r for r in caplog.records if r.getMessage().startswith("request ")]
+    assert line.getMessage().endswith(' text="what time is it"')
+    assert line.fields["text"] == "what time is it"  # type: ignore[attr-defined]
+    caplog.clear()
+    private = runtime_for(closed_url)
+    with caplog.at_level(logging.INFO, logger="homeassist"):
+        await private.assistant.handle("what time is it")
+    (line,) = [r for r in caplog.records if r.getMessage().startswith("request ")]
+    assert "what time" not in line.getMessage() and "text" not in line.fields  # type: ignore[attr-defined]
+
+
 async def test_device_request_with_zwave_down_says_so_and_keeps_going(closed_url: str) -> None:
     zwave_url = closed_url.replace("http://", "ws://")
     runtime = runtime_for(closed_url, HOMEASSIST_ZWAVE__URL=zwave_url)

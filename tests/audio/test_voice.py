@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import signal
 import subprocess
 import sys
 import time
@@ -217,8 +218,7 @@ def test_hey_jarvis_through_the_virtual_microphone_switches_the_light_in_the_dae
         wait_for(lambda: asyncio.run(light(sim_url)) is True, 60, tmp_path)
         wait_for(lambda: any(replies.glob("*.wav")), 30, tmp_path)
     finally:
-        assert daemon.stdin is not None
-        daemon.stdin.close()
+        daemon.send_signal(signal.SIGTERM)
         code = daemon.wait(30)
         mic.close()
         log.close()

@@ -254,8 +254,11 @@ class OllamaStandIn:
         version: str = "0.6.3",
         *,
         capabilities: Sequence[str] = DEFAULT_CAPABILITIES,
+        port: int = 0,
     ) -> None:
         self.models = list(models)
+        #: 0: a free port at the first start; a restart comes back on the same one.
+        self.port = port
         self.version = version
         self.capabilities = list(capabilities)
         self.url = ""
@@ -390,9 +393,10 @@ class OllamaStandIn:
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
         await runner.setup()
         try:
-            site = web.TCPSite(runner, "127.0.0.1", 0)
+            site = web.TCPSite(runner, "127.0.0.1", self.port, reuse_address=True)
             await site.start()
             port: int = runner.addresses[0][1]
+            self.port = port
             ready.set_result(port)
             await self._stop.wait()
         finally:

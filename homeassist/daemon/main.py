@@ -1,0 +1,411 @@
+"""The daemon: ``homeassist run``. The composition root that starts, supervises and stops every part.
+
+Components (each with a state and a heartbeat, see ``supervisor``), in start order: ``requests`` (the
+one worker answering the queue), ``zwave`` (the connection, or the simulated home), ``model`` (warm-up,
+then a reachability probe), ``web`` (the browser starts on the first search), ``api`` (the control
+API), ``voice`` (microphone, wake word, speech) and ``console`` (typed requests on stdin). Requests from
+the console, the API and the microphone go through one bounded queue, answered one at a time in the
+order they came. The end of stdin (``/dev/null`` under systemd) stops the console, not the daemon.
+
+Signals: SIGTERM or SIGINT stops taking input, lets the request in flight finish within
+``[assistant] shutdown_timeout_s`` (then abandons it), stops the components in reverse order with named
+timeouts and exits 0. SIGHUP re-reads the configuration: ``logging.level``, ``zwave.aliases``,
+``wake.threshold`` and the API token apply at once; the log names every other change as needing a
+restart; a broken file keeps the running configuration and says why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import logging
+import signal
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TextIO
+
+from homeassist import __version__
+from homeassist.api.server import ApiHooks, ControlAPI
+from homeassist.api.token import ensure_token, token_path
+from homeassist.audio.pipeline import VoiceLoop
+from homeassist.audio.voice import build_voice
+from homeassist.config.loader import LoadedConfig, load_settings, state_dir
+from homeassist.config.settings import Settings
+from homeassist.daemon.console import run_console
+from homeassist.daemon.requests import QueueFullError, RequestQueue
+from homeassist.daemon.runtime import Runtime, build_runtime
+from homeassist.daemon.supervisor import Component, Supervisor
+from homeassist.errors import ConfigError, HomeassistError
+from homeassist.llm.base import SentenceSink
+from homeassist.llm.ollama import OllamaClient
+from homeassist.llm.unavailable import UnavailableModelClient, probe_ollama
+from homeassist.logs import setup_logging
+from homeassist.messages import Reply
+from homeassist.metrics import Metrics
+from homeassist.web.build import purge_browser_logs
+
+_LOGGER = logging.getLogger(__name__)
+
+#: How often the monitors look (Z-Wave connection, microphone frames) and beat.
+MONITOR_S = 1.0
+#: How often Ollama is asked whether it is there.
+MODEL_PROBE_S = 30.0
+MODEL_PROBE_TIMEOUT_S = 3.0
+#: No frame from the microphone for this long makes voice degraded.
+AUDIO_SILENT_S = 5.0
+#: Named bounds for stopping each part.
+STOP_TIMEOUTS_S = {
+    "console": 1.0,
+    "voice": 5.0,
+    "requests": 2.0,
+    "api": 3.0,
+    "model": 2.0,
+    "zwave": 2.0,
+    "browser": 15.0,
+    "model client": 3.0,
+    "zwave connection": 10.0,
+}
+#: What a SIGHUP applies without a restart.
+LIVE_KEYS = frozenset({"logging.level", "zwave.aliases", "wake.threshold", "api.token_file"})
+
+
+class Daemon:
+    def __init__(
+        self, loaded: LoadedConfig, *, stdin: TextIO | None = None, stdout: TextIO | None = None
+    ) -> None:
+        self.loaded = loaded
+        self.settings: Settings = loaded.settings
+        self.stdin = stdin
+        self.stdout = stdout or sys.stdout
+        self.runtime: Runtime = build_runtime(self.settings)
+        self.metrics = Metrics()
+        self.metrics.info(__version__, self.runtime.model.model_name)
+        self.supervisor = Supervisor()
+        self.supervisor.listeners.append(lambda c: self.metrics.set_component(c.name, c.state))
+        self.queue = RequestQueue(
+            self._answer, maxsize=self.settings.api.queue_size, on_depth=self.metrics.set_queue_depth
+        )
+        self.runtime.executor.add_listener(self.metrics.observe_tool)
+        self.runtime.zwave.connection.add_listener(self.metrics.set_zwave_connected)
+        self.phase = "starting"
+        self.started_at = time.monotonic()
+        self.voice: VoiceLoop | None = None
+        self.muted = False
+        self.token = ""
+        self._stop = asyncio.Event()
+        self._stopped_by = ""
+        self._reloads: set[asyncio.Task[list[str]]] = set()
+
+    # --- running ----------------------------------------------------------------------------------
+
+    async def run(self) -> int:
+        """Run until SIGTERM, SIGINT or ``quit`` typed on the console; 0 after a clean stop."""
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self.stop, sig.name)
+        loop.add_signal_handler(signal.SIGHUP, self._reload_soon)
+        try:
+            await self._start()
+            await self._stop.wait()
+        finally:
+            await self._shutdown()
+            for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+                loop.remove_signal_handler(sig)
+        return 0
+
+    def stop(self, why: str = "") -> None:
+        if self._stop.is_set():
+            _LOGGER.info("Already stopping (%s)", why or "asked again")
+            return
+        self._stopped_by = why
+        self._stop.set()
+
+    async def _start(self) -> None:
+        settings = self.settings
+        self.token = await asyncio.to_thread(ensure_token, token_path(settings))
+        run = self.supervisor.run
+        run("requests", self.queue.run)
+        run("zwave", self._zwave)
+        run("model", self._model)
+        web = self.supervisor.component("web")
+        if self.runtime.web is not None:
+            web.set("ready", "the browser starts on the first search")
+        else:
+            web.set("stopped", "off: the 'web' extra is not installed")
+        if settings.api.enabled:
+            run("api", self._api)
+        run("voice", self._voice)
+        if self.stdin is not None:
+            run("console", self._console)
+        self.phase = "serving"
+        # What exists now lives as long as the daemon: keep it out of the garbage collector's passes,
+        # so a collection never holds the interpreter long while the audio callback waits.
+        gc.collect()
+        gc.freeze()
+        _LOGGER.info(
+            "homeassist %s running: model %s; control API %s",
+            __version__,
+            self.runtime.model.description,
+            f"http://{settings.api.host}:{settings.api.port}" if settings.api.enabled else "off",
+        )
+
+    async def _shutdown(self) -> None:
+        self.phase = "stopping"
+        _LOGGER.info("Stopping%s", f" ({self._stopped_by})" if self._stopped_by else "")
+        started = time.monotonic()
+        self.queue.close()
+        # No more input: the console and the microphone stop, the API answers 503.
+        await self._stop_component("console")
+        if self.voice is not None:
+            self.voice.paused = True
+        await self.queue.finish(self.settings.assistant.shutdown_timeout_s)
+        for name in ("voice", "requests", "api", "model", "zwave"):
+            await self._stop_component(name)
+        runtime = self.runtime
+        if runtime.web is not None:
+            await self._bounded("browser", runtime.web.mcp.aclose())
+            if not self.settings.privacy.store_transcripts:
+                await asyncio.to_thread(purge_browser_logs, state_dir(self.settings))
+        await self._bounded("model client", runtime.model.aclose())
+        await self._bounded("zwave connection", runtime.zwave.stop())
+        _LOGGER.info("Stopped in %.1f s", time.monotonic() - started)
+
+    async def _stop_component(self, name: str) -> None:
+        if name in self.supervisor.components:
+            await self.supervisor.stop(name, STOP_TIMEOUTS_S[name])
+
+    async def _bounded(self, name: str, step: Awaitable[None]) -> None:
+        try:
+            await asyncio.wait_for(step, STOP_TIMEOUTS_S[name])
+        except TimeoutError:
+            _LOGGER.warning("Stopping the %s took over %g s; going on", name, STOP_TIMEOUTS_S[name])
+        except Exception:
+            _LOGGER.exception("Stopping the %s failed", name)
+
+    # --- requests ---------------------------------------------------------------------------------
+
+    async def _answer(self, text: str, source: str, on_sentence: SentenceSink | None) -> Reply:
+        reply = await self.runtime.assistant.handle(text, on_sentence=on_sentence)
+        self.metrics.observe_reply(reply, self.runtime.model.model_name)
+        self._learn_from(reply)
+        return reply
+
+    def _learn_from(self, reply: Reply) -> None:
+        """A request's outcome says something about the parts it used."""
+        error = (reply.error or "").split(":", 1)[0]
+        model = self.supervisor.components.get("model")
+        if model is not None and error.startswith("Model"):
+            model.set("degraded", reply.error or error)
+        elif model is not None and "model" in reply.timings_ms and not error:
+            model.set("ready")
+        web = self.supervisor.components.get("web")
+        if web is not None and self.runtime.web is not None:
+            if error == "WebSearchError":
+                web.set("degraded", reply.error or error)
+            elif "web" in reply.timings_ms and not error.startswith("WebSearch"):
+                web.set("ready", "browser running")
+
+    def submit(self, text: str) -> asyncio.Future[Reply]:
+        try:
+            return self.queue.submit(text, "api")
+        except QueueFullError:
+            self.metrics.reject("api")
+            raise
+
+    # --- components -------------------------------------------------------------------------------
+
+    async def _zwave(self, component: Component) -> None:
+        zwave = self.runtime.zwave
+        await zwave.start()
+        if zwave.start_error:
+            problem = zwave.unavailable_reason()
+            await zwave.stop()
+            zwave.start_error = ""
+            raise HomeassistError(problem)
+        while True:
+            if zwave.connection.connected:
+                component.set("ready", zwave.connection.url)
+            else:
+                component.set("degraded", zwave.unavailable_reason())
+            await asyncio.sleep(MONITOR_S)
+
+    async def _model(self, component: Component) -> None:
+        model = self.runtime.model
+        if isinstance(model, UnavailableModelClient):
+            component.set("degraded", model.description)
+        if isinstance(model, OllamaClient):
+            await model.warm_up()
+        url = self.settings.ollama.base_url
+        while True:
+            if isinstance(model, OllamaClient):
+                try:
+                    await probe_ollama(url, MODEL_PROBE_TIMEOUT_S)
+                except HomeassistError as err:
+                    component.set("degraded", str(err))
+                else:
+                    if component.state != "ready":
+                        component.set("ready", model.description)
+            elif not isinstance(model, UnavailableModelClient):
+                component.set("ready", model.description)
+            for _ in range(int(MODEL_PROBE_S / MONITOR_S)):
+                component.beat()
+                await asyncio.sleep(MONITOR_S)
+
+    async def _api(self, component: Component) -> None:
+        settings = self.settings.api
+        api = ControlAPI(
+            ApiHooks(
+                submit=self.submit,
+                health=self.health,
+                metrics=self.metrics.render,
+                mute=self.set_muted,
+                token=lambda: self.token,
+            ),
+            host=settings.host,
+            port=settings.port,
+            request_timeout_s=settings.request_timeout_s,
+        )
+        await api.start()
+        component.set("ready", f"http://{settings.host}:{settings.port}")
+        try:
+            while True:
+                component.beat()
+                await asyncio.sleep(MONITOR_S)
+        finally:
+            await api.stop()
+
+    async def _voice(self, component: Component) -> None:
+        async def handle(text: str, speak: Callable[[str], Awaitable[None]]) -> Reply:
+            return await self.queue.ask(text, "voice", speak, wait_for_slot=True)
+
+        voice = await build_voice(self.settings, state_dir(self.settings), handle)
+        if voice is None:
+            component.set("stopped", "off: [audio] input = 'none'")
+            return
+        voice.paused = self.muted
+        self.voice = voice
+        run = asyncio.create_task(voice.run(), name="voice-loop")
+        try:
+            component.set("ready", "muted" if self.muted else "listening")
+            frames, last_frame = voice.frames, time.monotonic()
+            while not run.done():
+                await asyncio.wait({run}, timeout=MONITOR_S)
+                now = time.monotonic()
+                if voice.frames != frames:
+                    frames, last_frame = voice.frames, now
+                    component.beat()
+                    if component.state != "ready":
+                        component.set("ready", "muted" if self.muted else "listening")
+                elif now - last_frame > AUDIO_SILENT_S:
+                    component.set("degraded", f"no audio from the microphone for {AUDIO_SILENT_S:g} s")
+            run.result()  # the source ended: raises what ended it
+            raise HomeassistError("the microphone stopped delivering audio")
+        finally:
+            self.voice = None
+            run.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await run
+            await voice.aclose()
+
+    async def _console(self, component: Component) -> None:
+        assert self.stdin is not None
+        component.set("ready")
+        quit_asked = await run_console(self.queue, self.stdin, self.stdout, component)
+        if quit_asked:
+            self.stop("quit typed on the console")
+        else:
+            component.reason = "end of input"
+
+    # --- control ----------------------------------------------------------------------------------
+
+    def health(self) -> tuple[bool, dict[str, Any]]:
+        serving = self.phase == "serving"
+        status = self.supervisor.status() if serving else self.phase
+        return serving, {
+            "status": status,
+            "version": __version__,
+            "uptime_s": round(time.monotonic() - self.started_at, 1),
+            "muted": self.muted,
+            "queue": self.queue.depth,
+            "components": self.supervisor.to_dict(),
+        }
+
+    async def set_muted(self, muted: bool) -> dict[str, Any]:
+        self.muted = muted
+        if self.voice is not None:
+            self.voice.paused = muted
+        voice = self.supervisor.components.get("voice")
+        if voice is not None and voice.state == "ready":
+            voice.set("ready", "muted" if muted else "listening")
+        _LOGGER.info("Listening %s", "muted" if muted else "resumed")
+        return {"muted": muted, "voice": voice.state if voice else "stopped"}
+
+    def _reload_soon(self) -> None:
+        task = asyncio.create_task(self.reload(), name="reload")
+        self._reloads.add(task)
+        task.add_done_callback(self._reloads.discard)
+
+    async def reload(self) -> list[str]:
+        """Re-read the configuration (SIGHUP). Returns the keys that need a restart."""
+        path = self.loaded.path
+        try:
+            loaded = await asyncio.to_thread(load_settings, path)
+        except ConfigError as err:
+            _LOGGER.error("Reload failed; the running configuration stays: %s", err)
+            return []
+        new, old = loaded.settings, self.settings
+        changed = _changed_keys(old.model_dump(), new.model_dump())
+        applied: list[str] = []
+        if "logging.level" in changed:
+            setup_logging(old.logging.model_copy(update={"level": new.logging.level}))
+            applied.append("logging.level")
+        if "zwave.aliases" in changed:
+            self.runtime.zwave.control.set_aliases(new.zwave.aliases)
+            applied.append("zwave.aliases")
+        if "wake.threshold" in changed and self.voice is not None:
+            self.voice.wake.threshold = new.wake.threshold
+            applied.append("wake.threshold")
+        try:
+            token = await asyncio.to_thread(ensure_token, token_path(new))
+        except HomeassistError as err:
+            _LOGGER.error("Reload: keeping the old API token: %s", err)
+        else:
+            if token != self.token:
+                applied.append("api token")
+            self.token = token
+        live = {
+            "logging": old.logging.model_copy(update={"level": new.logging.level}),
+            "zwave": old.zwave.model_copy(update={"aliases": new.zwave.aliases}),
+            "wake": old.wake.model_copy(update={"threshold": new.wake.threshold}),
+            "api": old.api.model_copy(update={"token_file": new.api.token_file}),
+        }
+        self.settings = old.model_copy(update=live)
+        restart = sorted(key for key in changed if key not in LIVE_KEYS)
+        _LOGGER.info(
+            "Configuration reloaded from %s: applied %s%s",
+            path or "the defaults",
+            ", ".join(applied) or "nothing new",
+            f"; these changes need a restart: {', '.join(restart)}" if restart else "",
+        )
+        return restart
+
+
+def _changed_keys(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> set[str]:
+    """Dotted ``section.key`` names whose values differ (tables such as aliases compared whole)."""
+    changed = set()
+    for key in old.keys() | new.keys():
+        name = f"{prefix}{key}"
+        a, b = old.get(key), new.get(key)
+        if not prefix and isinstance(a, dict) and isinstance(b, dict):
+            changed |= _changed_keys(a, b, f"{name}.")
+        elif a != b:
+            changed.add(name)
+    return changed
+
+
+async def run_daemon(loaded: LoadedConfig, stdin: TextIO | None = None) -> int:
+    """``homeassist run``: the daemon until SIGTERM or SIGINT; its exit status."""
+    daemon = Daemon(loaded, stdin=stdin if stdin is not None else sys.stdin)
+    return await daemon.run()

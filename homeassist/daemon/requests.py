@@ -1,0 +1,219 @@
+"""The request queue: requests from the console, the control API and the microphone, answered one at a
+time in the order they arrived.
+
+``submit`` never waits: a full queue raises ``QueueFullError`` (the API answers 503 with Retry-After),
+a closed one ``ShuttingDownError``. ``ask`` waits for a slot when asked to (a person talking to the
+microphone is never turned away). One worker answers: ``run`` is a supervised component's work. A
+request's failure reaches its caller only; the worker goes on.
+
+Shutdown: ``close`` refuses new requests; ``finish`` waits (bounded) for the one in flight, then
+abandons it (cancelled) and everything still waiting (``ShuttingDownError``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any
+
+from homeassist.daemon.supervisor import Component
+from homeassist.errors import HomeassistError
+from homeassist.llm.base import SentenceSink
+from homeassist.messages import Reply
+
+_LOGGER = logging.getLogger(__name__)
+
+Handler = Callable[[str, str, SentenceSink | None], Coroutine[Any, Any, Reply]]
+#: How often an idle worker shows it is alive.
+IDLE_BEAT_S = 1.0
+#: How long an abandoned request may take to notice its cancellation.
+ABANDON_WAIT_S = 2.0
+
+
+class QueueFullError(HomeassistError):
+    """Too many requests are waiting."""
+
+    spoken = "I'm busy right now; please ask again in a moment."
+
+    def __init__(self, message: str, retry_after_s: int) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class ShuttingDownError(HomeassistError):
+    """homeassist is stopping and takes no more requests."""
+
+    spoken = "I'm shutting down, so I can't do that now."
+
+
+@dataclass
+class _Job:
+    text: str
+    source: str
+    on_sentence: SentenceSink | None
+    future: asyncio.Future[Reply]
+    queued_at: float = field(default_factory=time.monotonic)
+
+
+class RequestQueue:
+    def __init__(
+        self,
+        handle: Handler,
+        *,
+        maxsize: int = 32,
+        on_depth: Callable[[int], None] | None = None,
+    ) -> None:
+        self._handle = handle
+        self._queue: asyncio.Queue[_Job] = asyncio.Queue(maxsize)
+        self._on_depth = on_depth
+        self._closed = False
+        self._current: _Job | None = None
+        self._current_task: asyncio.Task[Reply] | None = None
+        #: Seconds the last few requests took: the Retry-After estimate.
+        self._recent_s: list[float] = []
+        self.answered = 0
+
+    @property
+    def depth(self) -> int:
+        return self._queue.qsize() + (1 if self._current is not None else 0)
+
+    def submit(
+        self, text: str, source: str, on_sentence: SentenceSink | None = None
+    ) -> asyncio.Future[Reply]:
+        """Queue a request; its Reply (or error) arrives on the future. Never waits."""
+        self._check_open()
+        job = self._job(text, source, on_sentence)
+        try:
+            self._queue.put_nowait(job)
+        except asyncio.QueueFull:
+            retry = self.retry_after_s()
+            raise QueueFullError(
+                f"{self._queue.maxsize} requests are already waiting ([api] queue_size)", retry
+            ) from None
+        self._depth_changed()
+        return job.future
+
+    async def ask(
+        self, text: str, source: str, on_sentence: SentenceSink | None = None, *, wait_for_slot: bool = False
+    ) -> Reply:
+        """Queue a request and wait for its Reply; with ``wait_for_slot`` a full queue is waited out."""
+        if not wait_for_slot:
+            return await self.submit(text, source, on_sentence)
+        self._check_open()
+        job = self._job(text, source, on_sentence)
+        await self._queue.put(job)
+        if self._closed and not job.future.done():
+            # It got its slot as homeassist began to stop: it will not be answered.
+            job.future.set_exception(ShuttingDownError("homeassist stopped before answering"))
+        self._depth_changed()
+        return await job.future
+
+    def retry_after_s(self) -> int:
+        """Roughly when a slot frees: the recent time per request times the queue, at least a second."""
+        per = sum(self._recent_s) / len(self._recent_s) if self._recent_s else 1.0
+        return max(1, round(per * max(1, self._queue.qsize()) / 2))
+
+    async def run(self, component: Component) -> None:
+        """The worker: answer requests one at a time until cancelled. It alone resolves the future of
+        the request it answers (``finish`` only waits for it, or cancels it)."""
+        component.set("ready")
+        while True:
+            try:
+                job = await asyncio.wait_for(self._queue.get(), IDLE_BEAT_S)
+            except TimeoutError:
+                component.beat()
+                continue
+            component.beat()
+            if job.future.done():  # its caller gave up while it waited
+                self._depth_changed()
+                continue
+            if self._closed:
+                job.future.set_exception(ShuttingDownError("homeassist stopped before answering"))
+                self._depth_changed()
+                continue
+            await self._answer(job)
+            component.beat()
+
+    async def _answer(self, job: _Job) -> None:
+        self._current = job
+        self._depth_changed()
+        started = time.monotonic()
+        task = asyncio.create_task(
+            self._handle(job.text, job.source, job.on_sentence), name=f"request-{job.source}"
+        )
+        self._current_task = task
+        try:
+            reply = await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if not task.done():
+                raise  # the worker itself was cancelled: finish() resolves the job
+            _settle(job, task)  # finish() abandoned the request
+        except Exception:
+            if not isinstance(task.exception(), HomeassistError):
+                _LOGGER.exception("A %s request failed unexpectedly", job.source)
+            _settle(job, task)
+        else:
+            if not job.future.done():
+                job.future.set_result(reply)
+            self.answered += 1
+        self._recent_s = [*self._recent_s[-9:], time.monotonic() - started]
+        self._current = None
+        self._current_task = None
+        self._depth_changed()
+
+    def close(self) -> None:
+        """Take no more requests."""
+        self._closed = True
+
+    async def finish(self, timeout_s: float) -> bool:
+        """Take no more requests; wait up to ``timeout_s`` for the one in flight, then abandon it (its
+        caller gets ShuttingDownError), and every request still waiting. True when nothing was
+        abandoned."""
+        self.close()
+        clean = True
+        task, job = self._current_task, self._current
+        if task is not None and job is not None and not task.done():
+            done, _ = await asyncio.wait({task}, timeout=timeout_s)
+            if not done:
+                clean = False
+                _LOGGER.warning(
+                    "Abandoning the request in flight: it did not finish within %g s "
+                    "([assistant] shutdown_timeout_s)",
+                    timeout_s,
+                )
+                task.cancel()
+                await asyncio.wait({task}, timeout=ABANDON_WAIT_S)
+            _settle(job, task)  # in case the worker is gone; it settles the same way otherwise
+        while not self._queue.empty():
+            waiting = self._queue.get_nowait()
+            if not waiting.future.done():
+                clean = False
+                waiting.future.set_exception(ShuttingDownError("homeassist stopped before answering"))
+        self._depth_changed()
+        return clean
+
+    def _job(self, text: str, source: str, on_sentence: SentenceSink | None) -> _Job:
+        return _Job(text, source, on_sentence, asyncio.get_running_loop().create_future())
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ShuttingDownError("homeassist is stopping and takes no more requests")
+
+    def _depth_changed(self) -> None:
+        if self._on_depth is not None:
+            self._on_depth(self.depth)
+
+
+def _settle(job: _Job, task: asyncio.Task[Reply]) -> None:
+    """Give the caller what its request ended with; an abandoned (cancelled) one is ShuttingDownError."""
+    if job.future.done():
+        return
+    if not task.done() or task.cancelled():
+        job.future.set_exception(ShuttingDownError("abandoned: homeassist is stopping"))
+    elif (error := task.exception()) is not None:
+        job.future.set_exception(error)
+    else:
+        job.future.set_result(task.result())

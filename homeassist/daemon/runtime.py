@@ -1,0 +1,103 @@
+"""The parts, built from settings: one ToolExecutor (shared by every caller), the tiers, the
+classifier, the model client, Z-Wave and the web search, wired into an Assistant. Nothing starts here;
+``homeassist.daemon.main`` runs them, a one-shot ``homeassist ask`` uses them once."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from homeassist.assistant import Assistant
+from homeassist.config.loader import state_dir
+from homeassist.config.settings import Settings
+from homeassist.intent.classifier import IntentClassifier
+from homeassist.llm.base import ModelClient
+from homeassist.llm.ollama import OllamaClient
+from homeassist.llm.unavailable import UnavailableModelClient
+from homeassist.stats import FILE_NAME as STATS_FILE
+from homeassist.stats import Stats
+from homeassist.tools.clock import make_datetime_tool
+from homeassist.tools.devices import make_device_tools
+from homeassist.tools.executor import ToolExecutor
+from homeassist.tools.manager import ToolManager
+from homeassist.web.build import Web, build_web
+from homeassist.zwave.service import ZWaveService
+
+_LOGGER = logging.getLogger(__name__)
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    executor: ToolExecutor
+    tools: ToolManager
+    model: ModelClient
+    assistant: Assistant
+    zwave: ZWaveService
+    web: Web | None = None
+
+    async def aclose(self) -> None:
+        """Stop in reverse order of start: the MCP servers (the browser), the model client, then
+        Z-Wave (and its simulator)."""
+        if self.web is not None:
+            await self.web.mcp.aclose()
+        await self.model.aclose()
+        await self.zwave.stop()
+
+
+def build_model_client(settings: Settings, executor: ToolExecutor) -> ModelClient:
+    if settings.ollama.provider == "ollama":
+        return OllamaClient(
+            settings.ollama,
+            executor,
+            max_tool_rounds=settings.assistant.max_tool_rounds,
+            models=settings.models,
+        )
+    try:
+        from homeassist.llm.anthropic import AnthropicClient  # the optional "anthropic" extra
+    except ImportError as err:
+        _LOGGER.error(
+            "[ollama] provider = 'anthropic' needs langchain-anthropic: pip install 'homeassist[anthropic]'"
+        )
+        return UnavailableModelClient(settings.ollama, f"langchain-anthropic is not installed ({err})")
+    return AnthropicClient(
+        settings.anthropic,
+        executor,
+        timeout_s=settings.ollama.timeout_s,
+        retry_empty=settings.ollama.retry_empty,
+        max_tool_rounds=settings.assistant.max_tool_rounds,
+        temperature=settings.ollama.temperature,
+    )
+
+
+def build_runtime(settings: Settings) -> Runtime:
+    executor = ToolExecutor(timeout_s=settings.tools.timeout_s, slow_ms=settings.tools.slow_ms)
+    executor.register(make_datetime_tool(settings.assistant.timezone))
+    zwave = ZWaveService(settings)
+    for tool in make_device_tools(zwave.control):
+        executor.register(tool)
+    tools = ToolManager(executor)
+    model = build_model_client(settings, executor)
+    state = state_dir(settings)
+    web = build_web(settings, executor, state)
+    assistant = Assistant(
+        classifier=IntentClassifier(),
+        executor=executor,
+        tools=tools,
+        model=model,
+        prefer_local=settings.assistant.prefer_local,
+        devices=zwave,
+        follow_up_s=settings.assistant.follow_up_s,
+        stats=Stats(state / STATS_FILE),
+        web=web.fallback if web else None,
+        store_transcripts=settings.privacy.store_transcripts,
+    )
+    return Runtime(
+        settings=settings,
+        executor=executor,
+        tools=tools,
+        model=model,
+        assistant=assistant,
+        zwave=zwave,
+        web=web,
+    )

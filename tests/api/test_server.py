@@ -1,0 +1,341 @@
+"""The control API served for real on a free port, with the daemon's side replaced by fake hooks."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import pytest
+
+from homeassist.api.server import MAX_BODY, MAX_TEXT, ApiHooks, ControlAPI
+from homeassist.daemon.requests import QueueFullError, ShuttingDownError
+from homeassist.errors import HomeassistError, ModelTimeoutError
+from homeassist.messages import Intent, Reply, ToolResult
+from tests.conftest import free_port
+
+TOKEN = "k7Qp2xVb9mZr4sTn8wLc3yHd6fGj1aEu5oIi0PqRsTu"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+METRICS = (
+    b"# HELP homeassist_up 1 while running\nhomeassist_up 1\n",
+    "text/plain; version=0.0.4; charset=utf-8",
+)
+REQUEST_TIMEOUT_S = 0.2
+#: The bound on every client call.
+BOUND_S = 2.0
+
+REPLY = Reply(
+    text="The kitchen light is on. It’s 21 °C.",
+    request="turn on the kitchen light",
+    intent=Intent(kind="device", confidence=0.93),
+    path="local",
+    actions=(
+        ToolResult(
+            tool="turn_on",
+            args={"device": "Kitchen Light"},
+            ok=True,
+            content="on",
+            elapsed_ms=12.5,
+            call_id="c1",
+        ),
+    ),
+    recoveries=("empty_retry",),
+    request_id="abcd1234",
+    timings_ms={"classify": 0.4, "tools": 12.5, "total": 14.0},
+)
+
+
+@dataclass
+class FakeDaemon:
+    """The daemon's side of the API: records what it is asked, answers what the test sets up."""
+
+    answer: Callable[[asyncio.Future[Reply]], None] | None = None
+    refuse: Exception | None = None
+    serving: bool = True
+    submitted: list[str] = field(default_factory=list)
+    futures: list[asyncio.Future[Reply]] = field(default_factory=list)
+    mutes: list[bool] = field(default_factory=list)
+
+    def submit(self, text: str) -> asyncio.Future[Reply]:
+        self.submitted.append(text)
+        if self.refuse is not None:
+            raise self.refuse
+        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+        self.futures.append(future)
+        if self.answer is not None:
+            self.answer(future)
+        return future
+
+    def health(self) -> tuple[bool, dict[str, Any]]:
+        status = "ok" if self.serving else "stopping"
+        return self.serving, {"status": status, "components": {"requests": {"state": "ready"}}}
+
+    def metrics(self) -> tuple[bytes, str]:
+        return METRICS
+
+    async def mute(self, muted: bool) -> dict[str, Any]:
+        self.mutes.append(muted)
+        return {"muted": muted}
+
+    def hooks(self) -> ApiHooks:
+        return ApiHooks(
+            submit=self.submit, health=self.health, metrics=self.metrics, mute=self.mute, token=lambda: TOKEN
+        )
+
+
+@dataclass
+class Served:
+    daemon: FakeDaemon
+    client: httpx.AsyncClient
+
+
+@pytest.fixture
+async def served() -> AsyncIterator[Served]:
+    daemon = FakeDaemon()
+    port = free_port()
+    api = ControlAPI(daemon.hooks(), host="127.0.0.1", port=port, request_timeout_s=REQUEST_TIMEOUT_S)
+    await asyncio.wait_for(api.start(), BOUND_S)
+    try:
+        async with httpx.AsyncClient(
+            base_url=f"http://127.0.0.1:{port}", timeout=BOUND_S, trust_env=False
+        ) as client:
+            yield Served(daemon, client)
+    finally:
+        await asyncio.wait_for(api.stop(), BOUND_S)
+
+
+def replying(reply: Reply) -> Callable[[asyncio.Future[Reply]], None]:
+    return lambda future: future.set_result(reply)
+
+
+def failing(error: BaseException) -> Callable[[asyncio.Future[Reply]], None]:
+    return lambda future: future.set_exception(error)
+
+
+def cancelling(future: asyncio.Future[Reply]) -> None:
+    future.cancel()
+
+
+async def ask(served: Served, body: Any, headers: dict[str, str] | None = None) -> httpx.Response:
+    return await served.client.post("/ask", json=body, headers=AUTH if headers is None else headers)
+
+
+# --- POST /ask ---------------------------------------------------------------------------------------
+
+
+async def test_ask_answers_with_the_public_reply(served: Served) -> None:
+    served.daemon.answer = replying(REPLY)
+    response = await ask(served, {"text": "turn on the kitchen light"})
+    assert response.status_code == 200
+    assert response.headers["Content-Type"].startswith("application/json")
+    assert response.json() == REPLY.to_public()
+    assert "It’s 21 °C" in response.content.decode("utf-8")  # sent as UTF-8, not escaped
+    assert served.daemon.submitted == ["turn on the kitchen light"]
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},
+        {"Authorization": "Bearer wrong-token-of-about-the-same-length-000000"},
+        {"Authorization": f"Basic {TOKEN}"},
+        {"Authorization": TOKEN},
+        {"Authorization": "Bearer"},
+    ],
+    ids=["missing", "wrong token", "wrong scheme", "no scheme", "empty"],
+)
+async def test_ask_without_the_token_is_refused(served: Served, headers: dict[str, str]) -> None:
+    served.daemon.answer = replying(REPLY)
+    response = await ask(served, {"text": "unlock the front door"}, headers)
+    assert response.status_code == 401
+    assert response.headers["WWW-Authenticate"] == "Bearer"
+    assert "token" in response.json()["error"]
+    assert served.daemon.submitted == []
+
+
+async def test_the_token_is_checked_before_the_body(served: Served) -> None:
+    response = await served.client.post("/ask", content=b"x" * (MAX_BODY + 1))
+    assert response.status_code == 401
+    assert served.daemon.submitted == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"{not json",
+        b"\xff\xfe\xfa",
+        b"",
+        b"null",
+        b'["turn on the light"]',
+        b'"turn on the light"',
+        b"{}",
+        b'{"message": "turn on the light"}',
+        b'{"text": ""}',
+        b'{"text": "   \\n "}',
+        b'{"text": 42}',
+        b'{"text": null}',
+        b'{"text": ["turn on"]}',
+    ],
+)
+async def test_a_malformed_body_is_a_bad_request(served: Served, body: bytes) -> None:
+    response = await served.client.post(
+        "/ask", content=body, headers={**AUTH, "Content-Type": "application/json"}
+    )
+    assert response.status_code == 400
+    assert '{"text": "..."}' in response.json()["error"]
+    assert served.daemon.submitted == []
+
+
+async def test_a_body_over_64_kib_is_too_large(served: Served) -> None:
+    body = json.dumps({"text": "a" * MAX_BODY}).encode()
+    assert len(body) > MAX_BODY
+    response = await served.client.post(
+        "/ask", content=body, headers={**AUTH, "Content-Type": "application/json"}
+    )
+    assert response.status_code == 413
+    assert response.json() == {"error": "the body is larger than 64 KiB"}
+    assert served.daemon.submitted == []
+
+
+async def test_a_text_over_2000_characters_is_too_large(served: Served) -> None:
+    response = await ask(served, {"text": "a" * (MAX_TEXT + 1)})
+    assert response.status_code == 413
+    assert response.json() == {"error": "the text is longer than 2000 characters"}
+    assert served.daemon.submitted == []
+
+    served.daemon.answer = replying(REPLY)
+    response = await ask(served, {"text": "a" * MAX_TEXT})
+    assert response.status_code == 200
+    assert served.daemon.submitted == ["a" * MAX_TEXT]
+
+
+async def test_a_full_queue_is_503_with_retry_after(served: Served) -> None:
+    served.daemon.refuse = QueueFullError("32 requests are already waiting ([api] queue_size)", 7)
+    response = await ask(served, {"text": "what time is it"})
+    assert response.status_code == 503
+    assert response.headers["Retry-After"] == "7"
+    assert response.json() == {"error": "32 requests are already waiting ([api] queue_size)"}
+
+
+async def test_a_stopping_daemon_is_503_with_retry_after(served: Served) -> None:
+    served.daemon.refuse = ShuttingDownError("homeassist is stopping and takes no more requests")
+    response = await ask(served, {"text": "what time is it"})
+    assert response.status_code == 503
+    assert response.headers["Retry-After"] == "30"
+    assert response.json() == {"error": "homeassist is stopping and takes no more requests"}
+
+
+async def test_a_request_abandoned_at_shutdown_is_503(served: Served) -> None:
+    served.daemon.answer = failing(ShuttingDownError("abandoned: homeassist is stopping"))
+    response = await ask(served, {"text": "what time is it"})
+    assert response.status_code == 503
+    assert response.headers["Retry-After"] == "30"
+    assert response.json() == {"error": "abandoned: homeassist is stopping"}
+
+
+async def test_a_cancelled_request_is_503(served: Served) -> None:
+    served.daemon.answer = cancelling
+    response = await ask(served, {"text": "what time is it"})
+    assert response.status_code == 503
+    assert response.headers["Retry-After"] == "30"
+    assert response.json() == {"error": "the request was abandoned"}
+
+
+async def test_no_answer_in_time_is_504_and_the_request_is_withdrawn(served: Served) -> None:
+    response = await ask(served, {"text": "what is the meaning of life"})
+    assert response.status_code == 504
+    assert response.json() == {"error": "no answer within 0.2 s ([api] request_timeout_s)"}
+    (future,) = served.daemon.futures
+    assert future.cancelled()
+
+
+async def test_a_failed_request_is_500_with_the_spoken_sentence(served: Served) -> None:
+    served.daemon.answer = failing(ModelTimeoutError("ollama did not answer within 30 s"))
+    response = await ask(served, {"text": "tell me a story"})
+    assert response.status_code == 500
+    assert response.json() == {"error": ModelTimeoutError.spoken}
+
+    served.daemon.answer = failing(HomeassistError("detail", spoken="That went wrong."))
+    response = await ask(served, {"text": "tell me a story"})
+    assert response.status_code == 500
+    assert response.json() == {"error": "That went wrong."}
+
+    served.daemon.answer = failing(RuntimeError("a bug with private details"))
+    response = await ask(served, {"text": "tell me a story"})
+    assert response.status_code == 500
+    assert response.json() == {"error": "the request failed; see the daemon's log"}
+
+
+async def test_ask_takes_only_post(served: Served) -> None:
+    response = await served.client.get("/ask", headers=AUTH)
+    assert response.status_code == 405
+    assert served.daemon.submitted == []
+
+
+# --- GET /health, GET /metrics -----------------------------------------------------------------------
+
+
+async def test_health_is_200_while_serving(served: Served) -> None:
+    response = await served.client.get("/health")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "components": {"requests": {"state": "ready"}}}
+
+
+async def test_health_is_503_while_not_serving(served: Served) -> None:
+    served.daemon.serving = False
+    response = await served.client.get("/health")
+    assert response.status_code == 503
+    assert response.json()["status"] == "stopping"
+
+
+async def test_metrics_are_served_as_the_hook_renders_them(served: Served) -> None:
+    response = await served.client.get("/metrics")
+    assert response.status_code == 200
+    assert response.content == METRICS[0]
+    assert response.headers["Content-Type"] == METRICS[1]
+
+
+# --- POST /mute, POST /unmute ------------------------------------------------------------------------
+
+
+async def test_mute_and_unmute_call_the_hook(served: Served) -> None:
+    response = await served.client.post("/mute", headers=AUTH)
+    assert response.status_code == 200
+    assert response.json() == {"muted": True}
+    response = await served.client.post("/unmute", headers=AUTH)
+    assert response.status_code == 200
+    assert response.json() == {"muted": False}
+    assert served.daemon.mutes == [True, False]
+
+
+@pytest.mark.parametrize("path", ["/mute", "/unmute"])
+async def test_mute_without_the_token_is_refused(served: Served, path: str) -> None:
+    for headers in ({}, {"Authorization": "Bearer not-the-token"}):
+        response = await served.client.post(path, headers=headers)
+        assert response.status_code == 401
+        assert response.headers["WWW-Authenticate"] == "Bearer"
+    assert served.daemon.mutes == []
+
+
+# --- starting and stopping ---------------------------------------------------------------------------
+
+
+async def test_an_address_in_use_raises_and_stop_releases_the_port() -> None:
+    daemon = FakeDaemon()
+    port = free_port()
+    first = ControlAPI(daemon.hooks(), host="127.0.0.1", port=port, request_timeout_s=REQUEST_TIMEOUT_S)
+    await asyncio.wait_for(first.start(), BOUND_S)
+    try:
+        second = ControlAPI(daemon.hooks(), host="127.0.0.1", port=port, request_timeout_s=REQUEST_TIMEOUT_S)
+        with pytest.raises(OSError):
+            await asyncio.wait_for(second.start(), BOUND_S)
+        await second.stop()  # nothing to stop: harmless
+    finally:
+        await asyncio.wait_for(first.stop(), BOUND_S)
+    async with httpx.AsyncClient(timeout=BOUND_S, trust_env=False) as client:
+        with pytest.raises(httpx.ConnectError):
+            await client.get(f"http://127.0.0.1:{port}/health")
+    await first.stop()  # a second stop is harmless

@@ -1,0 +1,350 @@
+"""The daemon as a person runs it: ``homeassist run`` as a separate process with stdin at its end (as
+under systemd), its control API, its log, its signals; outages of the parts it depends on."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.conftest import REPO, SimProcess, run_cli
+from tests.llm.standin import OllamaStandIn, hang, reply
+
+KITCHEN_ON = "Kitchen Light is now on."
+
+
+class Daemon:
+    """``python -m homeassist run`` with its log in a file and its API on a free port."""
+
+    def __init__(self, env: dict[str, str], log: Path, config: Path | None = None) -> None:
+        self.env = env
+        self.log = log
+        self.url = f"http://127.0.0.1:{env['HOMEASSIST_API__PORT']}"
+        self.state = Path(env["HOMEASSIST_PATHS__STATE_DIR"])
+        args = [sys.executable, "-m", "homeassist", "run"] + (["--config", str(config)] if config else [])
+        with log.open("w", encoding="utf-8") as stderr:
+            self.process = subprocess.Popen(
+                args,
+                env=env,
+                cwd=REPO,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+            )
+
+    @property
+    def token(self) -> str:
+        return (self.state / "api-token").read_text(encoding="ascii").strip()
+
+    def text(self) -> str:
+        return self.log.read_text(encoding="utf-8", errors="replace")
+
+    def wait_for(self, check: Callable[[], bool], timeout_s: float, what: str) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not check():
+            if self.process.poll() is not None:
+                code = self.process.returncode
+                pytest.fail(f"the daemon exited ({code}) waiting for {what}:\n{self.text()[-3000:]}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"timed out waiting for {what}:\n{self.text()[-3000:]}")
+            time.sleep(0.1)
+
+    def health(self) -> dict[str, Any]:
+        try:
+            response = httpx.get(self.url + "/health", timeout=2)
+        except httpx.HTTPError:
+            return {}
+        data: dict[str, Any] = response.json()
+        return data
+
+    def component(self, name: str) -> str:
+        return str(self.health().get("components", {}).get(name, {}).get("state", ""))
+
+    def ask(self, text: str, timeout_s: float = 30) -> httpx.Response:
+        return httpx.post(
+            self.url + "/ask",
+            json={"text": text},
+            headers={"Authorization": f"Bearer {self.token}"},
+            timeout=timeout_s,
+        )
+
+    def metrics(self) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+        text = httpx.get(self.url + "/metrics", timeout=5).text
+        return {
+            (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+            for family in text_string_to_metric_families(text)
+            for sample in family.samples
+        }
+
+    def stop(self, timeout_s: float = 30) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+            pytest.fail(f"the daemon did not stop within {timeout_s} s:\n{self.text()[-3000:]}")
+
+
+@pytest.fixture
+def start_daemon(cli_env: dict[str, str], tmp_path: Path) -> Iterator[Callable[..., Daemon]]:
+    started: list[Daemon] = []
+
+    def start(config: Path | None = None, **env: str) -> Daemon:
+        daemon = Daemon(
+            cli_env | {"HOMEASSIST_AUDIO__INPUT": "none"} | env,
+            tmp_path / f"daemon{len(started)}.log",
+            config,
+        )
+        started.append(daemon)
+        daemon.wait_for(lambda: daemon.health().get("status") in ("ok", "degraded"), 60, "the API")
+        return daemon
+
+    yield start
+    for daemon in started:
+        daemon.stop()
+
+
+def value(metrics: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: str, **labels: str) -> float:
+    return metrics.get((name, tuple(sorted(labels.items()))), 0.0)
+
+
+# --- the Done-when path ---------------------------------------------------------------------------
+
+
+def test_ask_goes_through_the_daemon_and_shows_in_health_metrics_and_logs(
+    start_daemon: Callable[..., Daemon], cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    log_file = tmp_path / "homeassist.log"
+    with OllamaStandIn() as ollama:
+        daemon = start_daemon(HOMEASSIST_OLLAMA__BASE_URL=ollama.url, HOMEASSIST_LOGGING__FILE=str(log_file))
+        daemon.wait_for(lambda: daemon.component("zwave") == "ready", 60, "the simulated home")
+        # A second terminal: the command finds the daemon (its token in the state directory).
+        local = run_cli("ask", "turn on the kitchen light", env=cli_env)
+        assert (local.returncode, local.stdout.strip()) == (0, KITCHEN_ON), local.stderr
+        assert "simulated home was started for this command only" not in local.stderr
+        assert "kind=device path=local" in daemon.text()
+        ollama.script(reply("Hamlet was written by William Shakespeare."))
+        model = run_cli("ask", "who wrote hamlet", "--json", env=cli_env)
+        assert json.loads(model.stdout)["reply"] == "Hamlet was written by William Shakespeare."
+
+        health = daemon.health()
+        assert health["status"] == "ok", health  # [audio] input = 'none': voice is off, not down
+        assert {"requests", "zwave", "model", "web", "api", "voice", "console"} <= set(health["components"])
+        assert health["components"]["console"]["state"] == "stopped"  # stdin ended; the daemon goes on
+        metrics = daemon.metrics()
+        assert value(metrics, "homeassist_requests_total", kind="device", path="local") == 1
+        assert value(metrics, "homeassist_requests_total", kind="general", path="model") == 1
+        assert (
+            value(metrics, "homeassist_tool_calls_total", tool="turn_on", outcome="ok", caller="local") == 1
+        )
+        assert value(metrics, "homeassist_stage_seconds_count", stage="tools") == 1
+        assert value(metrics, "homeassist_stage_seconds_count", stage="model") == 1
+        assert (
+            value(metrics, "homeassist_model_requests_total", model="qwen3:0.6b", outcome="first_try_ok") == 1
+        )
+        assert value(metrics, "homeassist_zwave_connected") == 1
+        assert value(metrics, "homeassist_component_state", component="api", state="ready") == 1
+
+        table = run_cli("logs", "--file", str(log_file), "-n", "5", "--no-color", env=cli_env)
+        assert table.returncode == 0, table.stderr
+        rows = [line for line in table.stdout.splitlines() if "device" in line or "general" in line]
+        assert len(rows) == 2 and "local" in rows[0] and "turn_on" in rows[0] and "model" in rows[1]
+
+        started = time.monotonic()
+        assert daemon.stop() == 0
+    assert time.monotonic() - started < 15
+    assert "Stopping (SIGTERM)" in daemon.text() and "Stopped in" in daemon.text()
+    assert "Traceback" not in daemon.text()
+
+
+def test_the_api_refuses_without_the_token_and_rejects_bad_bodies(
+    start_daemon: Callable[..., Daemon], closed_url: str
+) -> None:
+    daemon = start_daemon(HOMEASSIST_OLLAMA__BASE_URL=closed_url)
+    token_file = daemon.state / "api-token"
+    assert token_file.stat().st_mode & 0o777 == 0o600
+    for headers in ({}, {"Authorization": "Bearer wrong-token-wrong-token"}, {"Authorization": daemon.token}):
+        refused = httpx.post(daemon.url + "/ask", json={"text": "turn on the kitchen light"}, headers=headers)
+        assert refused.status_code == 401 and refused.headers["WWW-Authenticate"] == "Bearer"
+    auth = {"Authorization": f"Bearer {daemon.token}"}
+    assert httpx.post(daemon.url + "/ask", content=b"{not json", headers=auth).status_code == 400
+    assert httpx.post(daemon.url + "/ask", json={"words": "hi"}, headers=auth).status_code == 400
+    assert httpx.post(daemon.url + "/ask", content=b"x" * 100_000, headers=auth).status_code == 413
+    assert "kind=" not in daemon.text()  # nothing was acted on
+    assert daemon.ask("what time is it").json()["reply"].startswith("It's ")
+
+
+# --- outages --------------------------------------------------------------------------------------
+
+
+def test_zwave_server_killed_and_back_the_daemon_recovers_by_itself(
+    start_daemon: Callable[..., Daemon], sim_home: Path, tmp_path: Path, closed_url: str
+) -> None:
+    sim = SimProcess(sim_home, tmp_path / "sim.log")
+    url = sim.start()
+    try:
+        daemon = start_daemon(HOMEASSIST_ZWAVE__URL=url, HOMEASSIST_OLLAMA__BASE_URL=closed_url)
+        daemon.wait_for(lambda: daemon.component("zwave") == "ready", 30, "Z-Wave")
+        assert daemon.ask("turn on the kitchen light").json()["reply"] == KITCHEN_ON
+        sim.stop()
+        daemon.wait_for(lambda: daemon.component("zwave") == "degraded", 15, "Z-Wave degraded")
+        down = daemon.ask("turn off the kitchen light").json()
+        assert down["reply"] == "The Z-Wave network isn't available right now."
+        assert down["error"].startswith("ZWaveUnavailableError")
+        assert daemon.ask("what time is it").json()["reply"].startswith("It's ")  # local goes on
+        health = daemon.health()
+        assert health["status"] == "degraded" and health["components"]["requests"]["state"] == "ready"
+        restarted = SimProcess(sim_home, tmp_path / "sim2.log")
+        restarted.port, restarted.url = sim.port, sim.url
+        restarted.start()
+        sim = restarted
+        daemon.wait_for(lambda: daemon.component("zwave") == "ready", 30, "Z-Wave back")
+        assert daemon.ask("turn off the kitchen light").json()["reply"] == "Kitchen Light is now off."
+        assert daemon.stop() == 0
+    finally:
+        sim.stop()
+    assert "Traceback" not in daemon.text()
+
+
+def test_ollama_stopped_and_restarted_local_commands_go_on_and_the_model_comes_back(
+    start_daemon: Callable[..., Daemon],
+) -> None:
+    ollama = OllamaStandIn()
+    ollama.start_sync()
+    try:
+        daemon = start_daemon(HOMEASSIST_OLLAMA__BASE_URL=ollama.url)
+        daemon.wait_for(lambda: daemon.component("model") == "ready", 30, "the model")
+        ollama.script(reply("Shakespeare."))
+        assert daemon.ask("who wrote hamlet").json()["reply"] == "Shakespeare."
+        ollama.stop_sync()
+        down = daemon.ask("who wrote hamlet").json()
+        assert (
+            down["reply"]
+            == f"I can't reach the language model at {ollama.url}, so I can't answer that right now."
+        )
+        assert daemon.ask("what time is it").json()["path"] == "local"
+        assert daemon.health()["components"]["model"]["state"] == "degraded"
+        ollama.start_sync()  # the same port
+        ollama.script(reply("William Shakespeare."))
+        back = daemon.ask("who wrote hamlet").json()
+        assert (back["reply"], back["error"]) == ("William Shakespeare.", None)
+        assert daemon.component("model") == "ready"
+        assert daemon.stop() == 0
+    finally:
+        ollama.stop_sync()
+
+
+# --- load and signals -----------------------------------------------------------------------------
+
+
+def test_200_concurrent_asks_are_each_answered_or_told_to_retry(
+    start_daemon: Callable[..., Daemon], closed_url: str
+) -> None:
+    daemon = start_daemon(HOMEASSIST_OLLAMA__BASE_URL=closed_url, HOMEASSIST_API__QUEUE_SIZE="8")
+
+    async def flood() -> list[httpx.Response]:
+        limits = httpx.Limits(max_connections=200)
+        async with httpx.AsyncClient(timeout=60, limits=limits) as client:
+            headers = {"Authorization": f"Bearer {daemon.token}"}
+            calls = [
+                client.post(daemon.url + "/ask", json={"text": "what time is it"}, headers=headers)
+                for _ in range(200)
+            ]
+            return await asyncio.gather(*calls)
+
+    responses = asyncio.run(flood())
+    answered = [r for r in responses if r.status_code == 200]
+    busy = [r for r in responses if r.status_code == 503]
+    assert len(answered) + len(busy) == 200, sorted({r.status_code for r in responses})
+    assert answered and all(r.json()["reply"].startswith("It's ") for r in answered)
+    assert busy and all(int(r.headers["Retry-After"]) >= 1 for r in busy)
+    metrics = daemon.metrics()
+    assert value(metrics, "homeassist_requests_total", kind="datetime", path="local") == len(answered)
+    assert value(metrics, "homeassist_requests_rejected_total", source="api") == len(busy)
+    assert daemon.text().count("kind=datetime path=local") == len(answered)
+
+
+def test_sigterm_during_a_request_exits_0_within_the_bound(start_daemon: Callable[..., Daemon]) -> None:
+    with OllamaStandIn() as ollama:
+        ollama.script(hang(60))
+        daemon = start_daemon(
+            HOMEASSIST_OLLAMA__BASE_URL=ollama.url,
+            HOMEASSIST_ASSISTANT__SHUTDOWN_TIMEOUT_S="2",
+            HOMEASSIST_OLLAMA__TIMEOUT_S="60",
+        )
+
+        async def ask_then_stop() -> tuple[httpx.Response, int, float]:
+            async with httpx.AsyncClient(timeout=60) as client:
+                request = asyncio.create_task(
+                    client.post(
+                        daemon.url + "/ask",
+                        json={"text": "who wrote hamlet"},
+                        headers={"Authorization": f"Bearer {daemon.token}"},
+                    )
+                )
+                deadline = time.monotonic() + 20
+                while not any(chat.get("messages") for chat in ollama.chats):
+                    assert time.monotonic() < deadline, daemon.text()
+                    await asyncio.sleep(0.05)
+                started = time.monotonic()
+                code = await asyncio.to_thread(daemon.stop, 20)
+                return await request, code, time.monotonic() - started
+
+        response, code, elapsed = asyncio.run(ask_then_stop())
+    assert code == 0
+    assert elapsed < 2 + 8, daemon.text()
+    assert response.status_code == 503 and response.headers["Retry-After"]
+    assert "Abandoning the request in flight" in daemon.text()
+
+
+def test_sighup_applies_what_it_can_names_the_rest_and_survives_a_broken_file(
+    start_daemon: Callable[..., Daemon], tmp_path: Path, closed_url: str
+) -> None:
+    config = tmp_path / "homeassist.toml"
+    config.write_text('[logging]\nlevel = "INFO"\n', encoding="utf-8")
+    daemon = start_daemon(config, HOMEASSIST_OLLAMA__BASE_URL=closed_url)
+    config.write_text(
+        '[logging]\nlevel = "DEBUG"\n[zwave.aliases]\n"Kitchen Light" = ["the big light"]\n'
+        '[stt]\nmodel = "base"\n',
+        encoding="utf-8",
+    )
+    os.kill(daemon.process.pid, signal.SIGHUP)
+    daemon.wait_for(lambda: "Configuration reloaded" in daemon.text(), 15, "the reload")
+    line = next(row for row in daemon.text().splitlines() if "Configuration reloaded" in row)
+    assert "applied logging.level, zwave.aliases" in line
+    assert "these changes need a restart: stt.model" in line
+    config.write_text("[logging\nlevel = ", encoding="utf-8")
+    os.kill(daemon.process.pid, signal.SIGHUP)
+    daemon.wait_for(
+        lambda: "Reload failed; the running configuration stays" in daemon.text(), 15, "the refusal"
+    )
+    assert str(config) in daemon.text().split("Reload failed", 1)[1]
+    assert daemon.health()["status"] in ("ok", "degraded")
+    assert daemon.stop() == 0
+
+
+def test_mute_and_unmute_from_the_command_line(
+    start_daemon: Callable[..., Daemon], cli_env: dict[str, str], closed_url: str
+) -> None:
+    not_running = run_cli("mute", env=cli_env)
+    assert not_running.returncode == 1 and "not running" in not_running.stderr
+    daemon = start_daemon(HOMEASSIST_OLLAMA__BASE_URL=closed_url)
+    muted = run_cli("mute", env=cli_env)
+    assert (muted.returncode, muted.stdout.strip()) == (0, "muted: not listening")
+    assert daemon.health()["muted"] is True
+    unmuted = run_cli("unmute", env=cli_env)
+    assert (unmuted.returncode, unmuted.stdout.strip()) == (0, "listening")
+    assert daemon.health()["muted"] is False
