@@ -30,11 +30,12 @@ from homeassist.audio.voice import (
 )
 from homeassist.config.loader import LoadedConfig, load_settings, state_dir
 from homeassist.config.render import effective_dict, render_toml
+from homeassist.config.settings import Settings
 from homeassist.daemon import build_runtime
 from homeassist.errors import ConfigError, HomeassistError
 from homeassist.intent.classifier import IntentClassifier
 from homeassist.llm.validate import format_report, validate_model
-from homeassist.logs import setup_logging
+from homeassist.logs import AUTO, AUTO_FILE, auto_log_file, setup_logging
 from homeassist.messages import Intent, Reply
 from homeassist.stats import FILE_NAME as STATS_FILE
 from homeassist.stats import Stats, format_rates
@@ -156,7 +157,10 @@ def build_parser() -> argparse.ArgumentParser:
     logs.add_argument("-n", "--lines", type=int, default=20, metavar="N", help="show the last N (default 20)")
     logs.add_argument("--since", metavar="T", help="from T on: 10m, 2h, today, 2026-11-22 14:00, ...")
     logs.add_argument(
-        "--file", metavar="PATH", help="read this log file (default: [logging] file, else the journal)"
+        "--file",
+        metavar="PATH",
+        help="read this log file (default: [logging] file, the daemon's <state_dir>/homeassist.log, "
+        "else the journal)",
     )
     logs.add_argument("--unit", default="homeassist", help="the systemd unit to read (default homeassist)")
     logs.add_argument("--all", action="store_true", help="also show warnings and errors")
@@ -171,7 +175,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging_settings = loaded.settings.logging
         if getattr(args, "log_level", None):
             logging_settings = logging_settings.model_copy(update={"level": args.log_level})
-        setup_logging(logging_settings)
+        # Only the daemon writes the automatic log file; one-shot commands log to stderr.
+        auto = auto_log_file(state_dir(loaded.settings)) if args.command == "run" else None
+        setup_logging(logging_settings, auto_file=auto)
     except ConfigError as err:
         print(f"homeassist: configuration error: {err}", file=sys.stderr)
         return EXIT_USAGE
@@ -244,7 +250,7 @@ def _dispatch(args: argparse.Namespace, loaded: LoadedConfig) -> int:
         from homeassist.logview import run_logs
 
         return run_logs(
-            file=args.file or loaded.settings.logging.file or None,
+            file=args.file or log_source(loaded.settings),
             unit=args.unit,
             lines=args.lines,
             since=args.since,
@@ -253,6 +259,16 @@ def _dispatch(args: argparse.Namespace, loaded: LoadedConfig) -> int:
             color=False if args.no_color else None,
         )
     raise AssertionError(f"unhandled command {args.command!r}")
+
+
+def log_source(settings: Settings) -> str | None:
+    """The file ``homeassist logs`` reads: ``[logging] file``, or the daemon's automatic one when it
+    exists; None: the journal."""
+    configured = settings.logging.file
+    if configured not in ("", AUTO):
+        return configured
+    auto = state_dir(settings) / AUTO_FILE
+    return str(auto) if configured == AUTO and auto.exists() else None
 
 
 async def _ask(text: str, loaded: LoadedConfig, *, as_json: bool, in_process: bool = False) -> int:

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import json
 import logging
+import logging.handlers
+import os
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -47,8 +50,24 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, default=str, ensure_ascii=False)
 
 
-def setup_logging(settings: LoggingSettings, stream: TextIO | None = None) -> None:
-    """(Re)configure the root logger's handlers from settings; safe to call again (SIGHUP, tests)."""
+AUTO = "auto"
+AUTO_FILE = "homeassist.log"
+AUTO_MAX_BYTES = 10 * 1024 * 1024
+AUTO_BACKUPS = 3
+
+
+def auto_log_file(state: Path, env: Mapping[str, str] | None = None) -> Path | None:
+    """Where the daemon logs for ``[logging] file = 'auto'``: None under systemd (the journal keeps
+    stderr), else ``<state>/homeassist.log``."""
+    env = os.environ if env is None else env
+    return None if env.get("JOURNAL_STREAM") or env.get("INVOCATION_ID") else state / AUTO_FILE
+
+
+def setup_logging(
+    settings: LoggingSettings, stream: TextIO | None = None, *, auto_file: Path | None = None
+) -> None:
+    """(Re)configure the root logger's handlers from settings; safe to call again (SIGHUP, tests).
+    ``[logging] file = 'auto'`` writes ``auto_file`` (rotated), or nothing when it is None."""
     root = logging.getLogger()
     for handler in list(root.handlers):
         if getattr(handler, _HANDLER_TAG, False):
@@ -56,11 +75,20 @@ def setup_logging(settings: LoggingSettings, stream: TextIO | None = None) -> No
             handler.close()
     formatter: logging.Formatter = JsonFormatter() if settings.format == "json" else TextFormatter()
     handlers: list[logging.Handler] = [logging.StreamHandler(stream or sys.stderr)]
-    if settings.file:
-        path = Path(settings.file).expanduser()
+    explicit = settings.file not in ("", AUTO)
+    path = Path(settings.file).expanduser() if explicit else auto_file if settings.file == AUTO else None
+    if path is not None:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            handlers.append(logging.FileHandler(path, encoding="utf-8"))
+            if explicit:
+                # Reopened when logrotate moves it.
+                handlers.append(logging.handlers.WatchedFileHandler(path, encoding="utf-8"))
+            else:
+                handlers.append(
+                    logging.handlers.RotatingFileHandler(
+                        path, maxBytes=AUTO_MAX_BYTES, backupCount=AUTO_BACKUPS, encoding="utf-8"
+                    )
+                )
         except OSError as err:
             raise ConfigError(
                 f"[logging] file: cannot open {str(path)!r} for writing: {err.strerror}"

@@ -63,3 +63,19 @@ def test_unwritable_log_file_is_a_config_error(tmp_path: Path) -> None:
     blocker.write_text("", encoding="utf-8")
     with pytest.raises(ConfigError, match=r"\[logging\] file: cannot open"):
         setup_logging(LoggingSettings(file=str(blocker / "sub" / "log")), stream=io.StringIO())
+
+
+def test_auto_writes_the_state_log_file_except_under_systemd(tmp_path: Path) -> None:
+    from homeassist.logs import auto_log_file
+
+    assert auto_log_file(tmp_path, env={}) == tmp_path / "homeassist.log"
+    assert auto_log_file(tmp_path, env={"JOURNAL_STREAM": "8:1234"}) is None
+    assert auto_log_file(tmp_path, env={"INVOCATION_ID": "abc"}) is None
+    target = tmp_path / "state" / "homeassist.log"
+    setup_logging(LoggingSettings(file="auto"), stream=io.StringIO(), auto_file=target)
+    logging.getLogger("homeassist.test").warning("to the automatic file")
+    assert "to the automatic file" in target.read_text(encoding="utf-8")
+    quiet = tmp_path / "not-written.log"
+    setup_logging(LoggingSettings(file=""), stream=io.StringIO(), auto_file=quiet)
+    logging.getLogger("homeassist.test").warning("stderr only")
+    assert not quiet.exists()

@@ -97,9 +97,10 @@ class LoggingSettings(Section):
         "text", "'text' for a terminal, 'json' (one object a line) for journald or log shippers"
     )
     file: str = setting(
-        "",
-        "also append the log to this file; empty means stderr only",
-        allowed="a file path, or '' for stderr only",
+        "auto",
+        "also append the log to this file; 'auto': the daemon writes <state_dir>/homeassist.log unless "
+        "systemd's journal has it; '' for stderr only",
+        allowed="'auto', a file path, or '' for stderr only",
     )
 
     @field_validator("level", mode="before")

@@ -127,18 +127,37 @@ def value(metrics: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: s
 def test_ask_goes_through_the_daemon_and_shows_in_health_metrics_and_logs(
     start_daemon: Callable[..., Daemon], cli_env: dict[str, str], tmp_path: Path
 ) -> None:
-    log_file = tmp_path / "homeassist.log"
     with OllamaStandIn() as ollama:
-        daemon = start_daemon(HOMEASSIST_OLLAMA__BASE_URL=ollama.url, HOMEASSIST_LOGGING__FILE=str(log_file))
+        daemon = start_daemon(HOMEASSIST_OLLAMA__BASE_URL=ollama.url)
         daemon.wait_for(lambda: daemon.component("zwave") == "ready", 60, "the simulated home")
-        # A second terminal: the command finds the daemon (its token in the state directory).
-        local = run_cli("ask", "turn on the kitchen light", env=cli_env)
-        assert (local.returncode, local.stdout.strip()) == (0, KITCHEN_ON), local.stderr
-        assert "simulated home was started for this command only" not in local.stderr
-        assert "kind=device path=local" in daemon.text()
-        ollama.script(reply("Hamlet was written by William Shakespeare."))
-        model = run_cli("ask", "who wrote hamlet", "--json", env=cli_env)
-        assert json.loads(model.stdout)["reply"] == "Hamlet was written by William Shakespeare."
+        # `homeassist logs -f` in one terminal: the daemon's own log file in its state directory.
+        follow_out = tmp_path / "follow.txt"
+        with follow_out.open("w") as out:
+            follower = subprocess.Popen(
+                [sys.executable, "-m", "homeassist", "logs", "-f", "-n", "0", "--no-color"],
+                env=cli_env,
+                cwd=REPO,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        try:
+            # A second terminal: the command finds the daemon (its token in the state directory).
+            local = run_cli("ask", "turn on the kitchen light", env=cli_env)
+            assert (local.returncode, local.stdout.strip()) == (0, KITCHEN_ON), local.stderr
+            assert "simulated home was started for this command only" not in local.stderr
+            assert "kind=device path=local" in daemon.text()
+            ollama.script(reply("Hamlet was written by William Shakespeare."))
+            model = run_cli("ask", "who wrote hamlet", "--json", env=cli_env)
+            assert json.loads(model.stdout)["reply"] == "Hamlet was written by William Shakespeare."
+            daemon.wait_for(lambda: "general" in follow_out.read_text(), 15, "homeassist logs -f")
+        finally:
+            follower.terminate()
+            follower.wait(10)
+        rows = [
+            line for line in follow_out.read_text().splitlines() if " device " in line or " general " in line
+        ]
+        assert len(rows) == 2, follow_out.read_text()
+        assert "local" in rows[0] and "turn_on:ok" in rows[0] and "model" in rows[1]
 
         health = daemon.health()
         assert health["status"] == "ok", health  # [audio] input = 'none': voice is off, not down
@@ -158,10 +177,12 @@ def test_ask_goes_through_the_daemon_and_shows_in_health_metrics_and_logs(
         assert value(metrics, "homeassist_zwave_connected") == 1
         assert value(metrics, "homeassist_component_state", component="api", state="ready") == 1
 
-        table = run_cli("logs", "--file", str(log_file), "-n", "5", "--no-color", env=cli_env)
+        table = run_cli("logs", "-n", "5", "--no-color", env=cli_env)
         assert table.returncode == 0, table.stderr
-        rows = [line for line in table.stdout.splitlines() if "device" in line or "general" in line]
-        assert len(rows) == 2 and "local" in rows[0] and "turn_on" in rows[0] and "model" in rows[1]
+        assert (
+            len([line for line in table.stdout.splitlines() if " device " in line or " general " in line])
+            == 2
+        )
 
         started = time.monotonic()
         assert daemon.stop() == 0
