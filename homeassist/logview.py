@@ -491,6 +491,7 @@ def run_logs(
             else read_journal(unit, lines, since_at, follow, show_all=show_all)
         )
         out.write(format_header(color) + "\n")
+        out.flush()  # a follower shows it is there at once
         for entry in entries:
             out.write(format_row(entry, color) + "\n")
             if follow:

@@ -141,6 +141,7 @@ def test_ask_goes_through_the_daemon_and_shows_in_health_metrics_and_logs(
                 stderr=subprocess.STDOUT,
             )
         try:
+            daemon.wait_for(lambda: "TIME" in follow_out.read_text(), 30, "homeassist logs -f to start")
             # A second terminal: the command finds the daemon (its token in the state directory).
             local = run_cli("ask", "turn on the kitchen light", env=cli_env)
             assert (local.returncode, local.stdout.strip()) == (0, KITCHEN_ON), local.stderr
