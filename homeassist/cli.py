@@ -148,6 +148,10 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[common],
         help="run the daemon: microphone, console, control API, Z-Wave, until SIGTERM or Ctrl-C",
     )
+    doctor = commands.add_parser(
+        "doctor", parents=[common], help="check the set-up: audio, models, Ollama, Z-Wave, browser, state"
+    )
+    doctor.add_argument("--json", action="store_true", help="print JSON")
     commands.add_parser("mute", parents=[common], help="make the running daemon stop listening")
     commands.add_parser("unmute", parents=[common], help="make the running daemon listen again")
     logs = commands.add_parser(
@@ -242,6 +246,10 @@ def _dispatch(args: argparse.Namespace, loaded: LoadedConfig) -> int:
         from homeassist.daemon.main import run_daemon  # the daemon's parts: only for this command
 
         return asyncio.run(run_daemon(loaded))
+    if args.command == "doctor":
+        from homeassist.doctor import run_doctor
+
+        return run_doctor(loaded, as_json=args.json)
     if args.command in ("mute", "unmute"):
         state = asyncio.run(set_mute(loaded.settings, args.command == "mute"))
         print("muted: not listening" if state.get("muted") else "listening")

@@ -34,6 +34,7 @@ from homeassist.audio.voice import build_voice
 from homeassist.config.loader import LoadedConfig, load_settings, state_dir
 from homeassist.config.settings import Settings
 from homeassist.daemon.console import run_console
+from homeassist.daemon.notify import Notifier, watchdog
 from homeassist.daemon.requests import QueueFullError, RequestQueue
 from homeassist.daemon.runtime import Runtime, build_runtime
 from homeassist.daemon.supervisor import Component, Supervisor
@@ -84,6 +85,9 @@ class Daemon:
         self.metrics.info(__version__, self.runtime.model.model_name)
         self.supervisor = Supervisor()
         self.supervisor.listeners.append(lambda c: self.metrics.set_component(c.name, c.state))
+        self.notifier = Notifier()
+        self.supervisor.listeners.append(self._tell_systemd)
+        self._watchdog: asyncio.Task[None] | None = None
         self.queue = RequestQueue(
             self._answer, maxsize=self.settings.api.queue_size, on_depth=self.metrics.set_queue_depth
         )
@@ -129,7 +133,7 @@ class Daemon:
         run("requests", self.queue.run)
         run("zwave", self._zwave)
         run("model", self._model)
-        web = self.supervisor.component("web")
+        web = self.supervisor.component("web", watched=False)  # no loop: the browser starts on demand
         if self.runtime.web is not None:
             web.set("ready", "the browser starts on the first search")
         else:
@@ -140,6 +144,8 @@ class Daemon:
         if self.stdin is not None:
             run("console", self._console)
         self.phase = "serving"
+        self.notifier.ready(self.status_line())
+        self._watchdog = asyncio.create_task(watchdog(self.notifier, self.supervisor), name="watchdog")
         # What exists now lives as long as the daemon: keep it out of the garbage collector's passes,
         # so a collection never holds the interpreter long while the audio callback waits.
         gc.collect()
@@ -153,7 +159,10 @@ class Daemon:
 
     async def _shutdown(self) -> None:
         self.phase = "stopping"
+        self.notifier.send("STOPPING=1", "STATUS=stopping")
         _LOGGER.info("Stopping%s", f" ({self._stopped_by})" if self._stopped_by else "")
+        if self._watchdog is not None:
+            self._watchdog.cancel()
         started = time.monotonic()
         self.queue.close()
         # No more input: the console and the microphone stop, the API answers 503.
@@ -171,6 +180,7 @@ class Daemon:
         await self._bounded("model client", runtime.model.aclose())
         await self._bounded("zwave connection", runtime.zwave.stop())
         _LOGGER.info("Stopped in %.1f s", time.monotonic() - started)
+        self.notifier.close()
 
     async def _stop_component(self, name: str) -> None:
         if name in self.supervisor.components:
@@ -293,9 +303,9 @@ class Daemon:
             while not run.done():
                 await asyncio.wait({run}, timeout=MONITOR_S)
                 now = time.monotonic()
+                component.beat()  # the monitor is alive; the microphone's state is told apart
                 if voice.frames != frames:
                     frames, last_frame = voice.frames, now
-                    component.beat()
                     if component.state != "ready":
                         component.set("ready", "muted" if self.muted else "listening")
                 elif now - last_frame > AUDIO_SILENT_S:
@@ -319,6 +329,18 @@ class Daemon:
             component.reason = "end of input"
 
     # --- control ----------------------------------------------------------------------------------
+
+    def status_line(self) -> str:
+        """One line for ``systemctl status``: how many parts are ready, and which are not."""
+        components = self.supervisor.components.values()
+        ready = sum(1 for c in components if c.state == "ready")
+        degraded = [f"{c.name}: {c.reason}"[:80] for c in components if c.state == "degraded"]
+        line = f"{self.phase}: {ready} parts ready"
+        return line + (f"; degraded: {'; '.join(degraded)}" if degraded else "")
+
+    def _tell_systemd(self, component: Component) -> None:
+        if self.notifier.enabled and self.phase == "serving":
+            self.notifier.status(self.status_line())
 
     def health(self) -> tuple[bool, dict[str, Any]]:
         serving = self.phase == "serving"
@@ -350,10 +372,12 @@ class Daemon:
     async def reload(self) -> list[str]:
         """Re-read the configuration (SIGHUP). Returns the keys that need a restart."""
         path = self.loaded.path
+        self.notifier.send("RELOADING=1", "STATUS=reloading the configuration")
         try:
             loaded = await asyncio.to_thread(load_settings, path)
         except ConfigError as err:
             _LOGGER.error("Reload failed; the running configuration stays: %s", err)
+            self.notifier.ready(self.status_line())
             return []
         new, old = loaded.settings, self.settings
         changed = _changed_keys(old.model_dump(), new.model_dump())
@@ -389,6 +413,7 @@ class Daemon:
             ", ".join(applied) or "nothing new",
             f"; these changes need a restart: {', '.join(restart)}" if restart else "",
         )
+        self.notifier.ready(self.status_line())
         return restart
 
 

@@ -134,10 +134,10 @@ class RequestQueue:
                 job.future.set_exception(ShuttingDownError("homeassist stopped before answering"))
                 self._depth_changed()
                 continue
-            await self._answer(job)
+            await self._answer(job, component)
             component.beat()
 
-    async def _answer(self, job: _Job) -> None:
+    async def _answer(self, job: _Job, component: Component) -> None:
         self._current = job
         self._depth_changed()
         started = time.monotonic()
@@ -145,19 +145,19 @@ class RequestQueue:
             self._handle(job.text, job.source, job.on_sentence), name=f"request-{job.source}"
         )
         self._current_task = task
-        try:
-            reply = await asyncio.shield(task)
-        except asyncio.CancelledError:
-            if not task.done():
-                raise  # the worker itself was cancelled: finish() resolves the job
+        # Waiting is not being stuck: beat while the request runs. A cancelled worker leaves the task
+        # running (asyncio.wait does not cancel it), and finish() resolves the job then.
+        while not (await asyncio.wait({task}, timeout=IDLE_BEAT_S))[0]:
+            component.beat()
+        if task.cancelled():
             _settle(job, task)  # finish() abandoned the request
-        except Exception:
-            if not isinstance(task.exception(), HomeassistError):
-                _LOGGER.exception("A %s request failed unexpectedly", job.source)
+        elif (error := task.exception()) is not None:
+            if not isinstance(error, HomeassistError):
+                _LOGGER.error("A %s request failed unexpectedly", job.source, exc_info=error)
             _settle(job, task)
         else:
             if not job.future.done():
-                job.future.set_result(reply)
+                job.future.set_result(task.result())
             self.answered += 1
         self._recent_s = [*self._recent_s[-9:], time.monotonic() - started]
         self._current = None

@@ -29,14 +29,18 @@ _LOGGER = logging.getLogger("homeassist.supervisor")
 State = Literal["starting", "ready", "degraded", "stopped"]
 STATES: tuple[State, ...] = ("starting", "ready", "degraded", "stopped")
 BACKOFF_S = (1.0, 2.0, 5.0, 10.0, 30.0)
+#: How often a waiting supervisor beats for its component.
+BEAT_S = 1.0
 Listener = Callable[["Component"], None]
 
 
 class Component:
     """One part's state, why it is in it, and when it last showed signs of life."""
 
-    def __init__(self, name: str, listeners: list[Listener]) -> None:
+    def __init__(self, name: str, listeners: list[Listener], *, watched: bool = True) -> None:
         self.name = name
+        #: Whether the watchdog expects heartbeats (False for a part with no loop of its own).
+        self.watched = watched
         self.state: State = "starting"
         self.reason = ""
         self.since = time.time()
@@ -93,9 +97,9 @@ class Supervisor:
         self.listeners: list[Listener] = []
         self._tasks: dict[str, asyncio.Task[None]] = {}
 
-    def component(self, name: str) -> Component:
+    def component(self, name: str, *, watched: bool = True) -> Component:
         if name not in self.components:
-            component = self.components[name] = Component(name, self.listeners)
+            component = self.components[name] = Component(name, self.listeners, watched=watched)
             for listener in self.listeners:
                 try:
                     listener(component)
@@ -149,7 +153,7 @@ class Supervisor:
                 # Degraded until the work says it is ready again; the retries themselves are not news.
                 component.set("degraded", problem)
                 _LOGGER.debug("%s: restarting in %g s", component.name, delay)
-                await asyncio.sleep(delay)
+                await _sleep_beating(component, delay)
         except asyncio.CancelledError:
             component.set("stopped")
             raise
@@ -176,3 +180,11 @@ class Supervisor:
 
     def to_dict(self) -> dict[str, Any]:
         return {name: component.to_dict() for name, component in self.components.items()}
+
+
+async def _sleep_beating(component: Component, seconds: float) -> None:
+    """Wait out a backoff: the supervisor is alive meanwhile, so the component beats."""
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        await asyncio.sleep(min(left, BEAT_S))
+        component.beat()
