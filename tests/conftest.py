@@ -16,6 +16,10 @@ from pathlib import Path
 import pytest
 
 from homeassist.config import loader
+from homeassist.config.settings import Settings, WebSettings
+from homeassist.daemon import runtime
+from homeassist.tools.executor import ToolExecutor
+from homeassist.web import build as web_build
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -40,6 +44,23 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     for name, value in TEST_WEB_ENV.items():
         monkeypatch.setenv(name, value)
+    # Settings loaded from an explicit env (not os.environ) keep the real defaults; the browser built
+    # from them gets the test's search page and resolver rules unless the test set its own: no browser
+    # in a test ever searches the real web.
+    original = web_build.build_web
+
+    def local_only(settings: Settings, executor: ToolExecutor, state: Path) -> web_build.Web | None:
+        web = settings.web
+        update: dict[str, object] = {}
+        if web.search_url == WebSettings().search_url:
+            update["search_url"] = TEST_WEB_ENV["HOMEASSIST_WEB__SEARCH_URL"]
+        if not any(arg.startswith("--host-resolver-rules=") for arg in web.browser_args):
+            update["browser_args"] = [*web.browser_args, f"--host-resolver-rules={TEST_RESOLVER_RULES}"]
+        safe = settings.model_copy(update={"web": web.model_copy(update=update)})
+        return original(safe, executor, state)
+
+    monkeypatch.setattr(web_build, "build_web", local_only)
+    monkeypatch.setattr(runtime, "build_web", local_only)
     yield
 
 

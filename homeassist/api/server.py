@@ -90,11 +90,15 @@ class ControlAPI:
             return _error(413, f"the body is larger than {MAX_BODY // 1024} KiB")
         try:
             body = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (ValueError, RecursionError):  # not JSON, not UTF-8, too deep, a number too long
             return _error(400, 'the body is not JSON; send {"text": "..."}')
         text = body.get("text") if isinstance(body, dict) else None
         if not isinstance(text, str) or not text.strip():
             return _error(400, 'expected {"text": "..."} with a non-empty text')
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return _error(400, "the text is not valid Unicode (a lone surrogate)")
         if len(text) > MAX_TEXT:
             return _error(413, f"the text is longer than {MAX_TEXT} characters")
         try:

@@ -66,7 +66,12 @@ def read_token(path: Path) -> str | None:
 
 def authorized(header: str | None, token: str) -> bool:
     """Whether an ``Authorization`` header carries the token (compared in constant time)."""
-    scheme, _, credentials = (header or "").strip().partition(" ")
+    # HTTP's optional whitespace is spaces and tabs only (str.strip() would also take NEL and others).
+    scheme, _, credentials = (header or "").strip(" \t").partition(" ")
     if scheme.lower() != "bearer" or not token:
         return False
-    return hmac.compare_digest(credentials.strip().encode(), token.encode())
+    try:
+        given = credentials.strip(" \t").encode("ascii")
+    except UnicodeEncodeError:  # tokens are ASCII; anything else is simply wrong
+        return False
+    return hmac.compare_digest(given, token.encode("ascii"))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import time
 import uuid
 from typing import Any, Protocol
@@ -38,6 +39,10 @@ _LOGGER = logging.getLogger(__name__)
 #: Kinds of request that need the devices (and so may wait, bounded, for the Z-Wave connection).
 NEEDS_DEVICES = ("device", "timer")
 NOTHING_FOUND = "I couldn't find anything about that on the web."
+#: The longest request taken (the control API's limit too); a spoken one is far shorter.
+MAX_REQUEST_CHARS = 2000
+TOO_LONG = "That's more than I can take in at once; please ask in fewer words."
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 
 
 class DeviceBackend(Protocol):
@@ -83,6 +88,9 @@ class Assistant:
         request_id = uuid.uuid4().hex[:8]
         start = time.perf_counter()
         timings: dict[str, float] = {}
+        text = clean_request(text)
+        if len(text) > MAX_REQUEST_CHARS:
+            return self._too_long(request_id, text, start)
         _LOGGER.debug("Request %s: %r", request_id, text)
 
         unavailable: ZWaveUnavailableError | None = None
@@ -178,6 +186,19 @@ class Assistant:
             await asyncio.to_thread(self.stats.record, reply, self.model.model_name)
         return reply
 
+    def _too_long(self, request_id: str, text: str, start: float) -> Reply:
+        reply = Reply(
+            text=TOO_LONG,
+            request=text[:MAX_REQUEST_CHARS],
+            intent=Intent("general", 0.0),
+            path="local",
+            error=f"RequestTooLong: {len(text)} characters (at most {MAX_REQUEST_CHARS})",
+            request_id=request_id,
+            timings_ms={"total": _ms(start)},
+        )
+        log_summary(reply, with_text=False)
+        return reply
+
     def _follow_up(self) -> FollowUp | None:
         """The last device command while ``follow_up_s`` has not run out ("turn it off" refers to it)."""
         if self._last_device is None:
@@ -248,6 +269,17 @@ class Assistant:
         actions.extend(answer.actions)
         recoveries.extend(answer.recoveries)
         return answer.text, None
+
+
+def clean_request(text: str) -> str:
+    """A request as the parts can take it: control characters become spaces, a lone surrogate (not
+    text in any encoding) becomes U+FFFD, and the ends are trimmed."""
+    text = _CONTROL.sub(" ", text)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return text.strip()
 
 
 class _DontKnowGate:

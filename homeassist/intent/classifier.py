@@ -18,6 +18,10 @@ from homeassist.intent.numbers import words_to_digits
 from homeassist.intent.router import route
 from homeassist.messages import Command, Intent
 
+#: Only the start of a longer text is classified: a spoken request is far shorter, and some routing
+#: cues (``a .* b``) take time that grows faster than the text.
+MAX_CLASSIFY_CHARS = 400
+
 _WAKE = re.compile(r"^(hey|hi|ok|okay)?\s*(jarvis|mycroft|rhasspy|nabu|alexa|computer)\b\s*")
 _FILLER = re.compile(
     r"\b(please|could you|can you|would you|will you|i want you to|i'd like you to|kindly|for me)\b"
@@ -91,7 +95,7 @@ class IntentClassifier:
     def classify(
         self, text: str, home: Home | dict[str, Any] | None = None, follow_up: FollowUp | None = None
     ) -> Intent:
-        norm = normalize_text(text)
+        norm = normalize_text(text[:MAX_CLASSIFY_CHARS])
         if not norm:
             return Intent("general", 0.3)
         # Weather entities are places to ask about, not devices to control.

@@ -45,7 +45,14 @@ from homeassist.errors import ModelError, ModelResponseError, ModelTimeoutError
 from homeassist.llm import transport
 from homeassist.llm.base import ModelAnswer, SentenceSink
 from homeassist.llm.profiles import ModelProfile
-from homeassist.llm.recovery import SentenceSplitter, strip_think, text_tool_calls
+from homeassist.llm.recovery import (
+    MAX_ANSWER_CHARS,
+    SentenceSplitter,
+    clean_text,
+    limit_text,
+    strip_think,
+    text_tool_calls,
+)
 from homeassist.messages import IntentKind, ToolCall, ToolResult
 from homeassist.tools.executor import ERROR_PREFIX, ToolExecutor, ensure_ids, validate_args
 
@@ -163,6 +170,7 @@ class ChatClient:
         context: str | None = None,
     ) -> ModelAnswer:
         start = time.perf_counter()
+        on_sentence = _bounded(on_sentence) if on_sentence is not None else None
         profile = await self.detect()
         tools = profile.select_tools(tools)
         names = [tool.name for tool in tools]
@@ -182,7 +190,8 @@ class ChatClient:
             timings[f"turn{rounds + 1}"] = turn.elapsed_ms
             calls = turn.tool_calls
             if not calls:
-                calls, rest = text_tool_calls(turn.content, names)
+                # With no tools bound, a call written as bare JSON counts whatever its name.
+                calls, rest = text_tool_calls(turn.content, names or None)
                 if calls:
                     recoveries.append("text_tool_call")
                     _LOGGER.info(
@@ -206,7 +215,7 @@ class ChatClient:
             )
             # Only a tool bound in this turn may run: a call in a turn without tools is refused.
             messages.extend(await self._run_calls(calls, offered, actions, recoveries))
-        answer = self._spoken_text(turn, recoveries)
+        answer = limit_text(clean_text(self._spoken_text(turn, recoveries)))
         if not answer and with_tools:
             answer = await self._retry_empty(messages, system, turn, on_sentence, recoveries, timings)
         if not answer:
@@ -249,7 +258,7 @@ class ChatClient:
         retry_messages = [SystemMessage(f"{system} {DIRECT_ANSWER}"), *messages[1:]]
         retry = await self._turn(retry_messages, [], on_sentence)
         timings["retry"] = retry.elapsed_ms
-        answer = strip_think(retry.content)
+        answer = limit_text(clean_text(strip_think(retry.content)))
         _LOGGER.info(
             "Empty answer retry %s: 2 attempts, first %.0f ms, retry %.0f ms",
             "answered" if answer else "was empty too",
@@ -348,6 +357,22 @@ class ChatClient:
                 spoken="My answer got cut off; please ask again in fewer words.",
             )
         return turn
+
+
+def _bounded(sink: SentenceSink) -> SentenceSink:
+    """The speaker hears clean sentences, and no more than ``MAX_ANSWER_CHARS`` of them in all."""
+    spoken = 0
+
+    async def say(sentence: str) -> None:
+        nonlocal spoken
+        sentence = clean_text(sentence).strip()
+        if not sentence or spoken >= MAX_ANSWER_CHARS:
+            return
+        sentence = limit_text(sentence, MAX_ANSWER_CHARS - spoken)
+        spoken += len(sentence) + 1
+        await sink(sentence)
+
+    return say
 
 
 def _text(message: AIMessageChunk | AIMessage) -> str:

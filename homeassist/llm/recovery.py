@@ -17,6 +17,32 @@ _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 _ARGUMENT_KEYS = ("arguments", "parameters", "args", "input")
 
 
+#: Control characters (C0 and C1 but tab and newline), and line and paragraph separators: never
+#: spoken, never printed (a model could send terminal escape sequences).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+#: The longest answer spoken or returned (the prompt asks for one or two short sentences).
+MAX_ANSWER_CHARS = 300
+
+
+def clean_text(text: str) -> str:
+    """``text`` without control characters (each becomes a space)."""
+    return _CONTROL.sub(" ", text) if _CONTROL.search(text) else text
+
+
+def limit_text(text: str, max_chars: int = MAX_ANSWER_CHARS) -> str:
+    """``text`` cut to ``max_chars``: after its last whole sentence when that keeps half of it, else
+    at a word, with an ellipsis."""
+    text = text.strip()
+    if len(text) <= max_chars:
+        return text
+    head = text[: max_chars - 1]
+    sentence_end = max(head.rfind(". "), head.rfind("! "), head.rfind("? "))
+    if sentence_end >= max_chars // 2:
+        return head[: sentence_end + 1]
+    space = head.rfind(" ")
+    return (head[:space] if space >= max_chars // 2 else head).rstrip(" ,;:") + "…"
+
+
 def strip_think(text: str) -> str:
     """``text`` without ``<think>...</think>`` blocks (an unclosed one runs to the end), trimmed."""
     return _THINK_BLOCK.sub("", text).replace("</think>", "").strip()
@@ -37,12 +63,13 @@ def parse_arguments(raw: Any) -> dict[str, Any] | None:
     return None
 
 
-def text_tool_calls(content: str, bound: Collection[str]) -> tuple[list[ToolCall], str]:
+def text_tool_calls(content: str, bound: Collection[str] | None) -> tuple[list[ToolCall], str]:
     """Tool calls the model wrote into its text, and the text without them.
 
     ``<tool_call>{"name", "arguments"}</tool_call>`` blocks count whatever the name (an unknown name is
     then refused like any hallucinated tool); a bare JSON object (or list of them, or one in a code
-    fence) as the whole answer counts only when it names a bound tool.
+    fence) as the whole answer counts only when it names a bound tool (``bound`` None: any name, for a
+    turn with no tools, where every call is refused anyway).
     """
     calls: list[ToolCall] = []
     text = strip_think(content)

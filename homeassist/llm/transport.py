@@ -58,8 +58,17 @@ class _RepairedStream(httpx.AsyncByteStream):
         await self._response.aclose()
 
 
+#: Characters Python's line splitting breaks lines at, which Ollama's JSON encoder leaves unescaped
+#: inside strings (NEL, LINE SEPARATOR, PARAGRAPH SEPARATOR): escaped, a line stays one line.
+_LINE_BREAKERS = ((b"\xc2\x85", b"\\u0085"), (b"\xe2\x80\xa8", b"\\u2028"), (b"\xe2\x80\xa9", b"\\u2029"))
+
+
 def repair_line(line: bytes) -> bytes:
-    """One NDJSON line with string tool arguments decoded; any other line unchanged."""
+    """One NDJSON line with string tool arguments decoded and line-breaking characters escaped; any
+    other line unchanged."""
+    for raw, escaped in _LINE_BREAKERS:
+        if raw in line:
+            line = line.replace(raw, escaped)
     if b'"arguments":"' not in line.replace(b" ", b""):
         return line
     try:

@@ -31,6 +31,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
 from homeassist.errors import WebSearchBlocked, WebSearchError, WebSearchTimeout
+from homeassist.llm.recovery import limit_text
 from homeassist.messages import ToolResult
 from homeassist.tools.executor import ToolExecutor
 from homeassist.web.results import SearchResult, extract_results, format_results, parse_snapshot
@@ -43,6 +44,8 @@ BROWSER_TOOLS = (NAVIGATE, SNAPSHOT)
 #: What the user hears when a search takes longer than ``NOTICE_AFTER_S``.
 LOOKUP_NOTICE = "Let me look that up."
 NOTICE_AFTER_S = 1.0
+#: The most of a result read out when no model can answer.
+READ_OUT_CHARS = 200
 MAX_RESULTS = 5
 SEARXNG_HINT = (
     "set [web] search_url to a SearXNG instance on your network (e.g. 'http://searx.lan/search?q={query}'), "
@@ -136,7 +139,7 @@ class SearchOutcome:
         if not self.results:
             return ""
         top = self.results[0]
-        said = top.snippet or top.title
+        said = limit_text(top.snippet or top.title, READ_OUT_CHARS)
         return f"Here's what {top.source} says: {said}"
 
 
