@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 from homeassist import __version__
 from homeassist.api.client import ask_daemon, set_mute
+from homeassist.api.client import timers as client_timers
 from homeassist.audio.capture import read_wav
 from homeassist.audio.pipeline import NOT_UNDERSTOOD
 from homeassist.audio.voice import (
@@ -152,6 +153,14 @@ def build_parser() -> argparse.ArgumentParser:
         "doctor", parents=[common], help="check the set-up: audio, models, Ollama, Z-Wave, browser, state"
     )
     doctor.add_argument("--json", action="store_true", help="print JSON")
+    timers_cmd = commands.add_parser(
+        "timers",
+        parents=[common],
+        help="the running daemon's timers, alarms, reminders and scheduled actions",
+    )
+    timers_cmd.add_argument("action", nargs="?", choices=["cancel"], help="cancel one (by id or name)")
+    timers_cmd.add_argument("id", nargs="?", help="the timer's id or name (with cancel)")
+    timers_cmd.add_argument("--json", action="store_true", help="print JSON")
     commands.add_parser("mute", parents=[common], help="make the running daemon stop listening")
     commands.add_parser("unmute", parents=[common], help="make the running daemon listen again")
     logs = commands.add_parser(
@@ -250,6 +259,8 @@ def _dispatch(args: argparse.Namespace, loaded: LoadedConfig) -> int:
         from homeassist.doctor import run_doctor
 
         return run_doctor(loaded, as_json=args.json)
+    if args.command == "timers":
+        return asyncio.run(_timers(loaded, args.action, args.id, as_json=args.json))
     if args.command in ("mute", "unmute"):
         state = asyncio.run(set_mute(loaded.settings, args.command == "mute"))
         print("muted: not listening" if state.get("muted") else "listening")
@@ -267,6 +278,40 @@ def _dispatch(args: argparse.Namespace, loaded: LoadedConfig) -> int:
             color=False if args.no_color else None,
         )
     raise AssertionError(f"unhandled command {args.command!r}")
+
+
+async def _timers(loaded: LoadedConfig, action: str | None, key: str | None, *, as_json: bool) -> int:
+    if action == "cancel":
+        if not key:
+            print("homeassist timers cancel: give the timer's id or name", file=sys.stderr)
+            return EXIT_USAGE
+        data = await client_timers(loaded.settings, cancel=key)
+        if as_json:
+            print(json.dumps(data, ensure_ascii=False))
+        for job in data.get("cancelled", []):
+            if not as_json:
+                print(f"cancelled {job['id']} ({job['kind']} {job['name']})".rstrip())
+        return EXIT_OK
+    data = await client_timers(loaded.settings)
+    if as_json:
+        print(json.dumps(data, ensure_ascii=False))
+        return EXIT_OK
+    jobs = data.get("timers", [])
+    if not jobs:
+        print("No timers, alarms, reminders or scheduled actions.")
+        return EXIT_OK
+    print(f"{'ID':<7} {'KIND':<9} {'WHEN':<26} {'LEFT':>8}  WHAT")
+    for job in jobs:
+        what = job["payload"].get("message") or job["payload"].get("tool") or job["name"]
+        if job["kind"] == "device":
+            what = f"{job['payload'].get('tool', '')} {job['payload'].get('args', {}).get('device', '')}"
+        elif job["kind"] == "timer":
+            what = job["name"] or "timer"
+        left = int(job["left_s"])
+        print(
+            f"{job['id']:<7} {job['kind']:<9} {job['due'][:19]:<26} {left // 60:>5}:{left % 60:02d}  {what}"
+        )
+    return EXIT_OK
 
 
 def log_source(settings: Settings) -> str | None:

@@ -68,6 +68,36 @@ async def set_mute(settings: Settings, muted: bool) -> dict[str, Any]:
     return _json(response)
 
 
+async def timers(settings: Settings, cancel: str | None = None) -> dict[str, Any]:
+    """The running daemon's pending timers, or (``cancel``) cancel one; DaemonNotRunningError."""
+    path = token_path(settings)
+    try:
+        token = read_token(path)
+    except PermissionError as err:
+        raise HomeassistError(
+            f"cannot read the API token {path}: run as the homeassist user or with sudo"
+        ) from err
+    if token is None:
+        raise DaemonNotRunningError(
+            f"homeassist is not running here (no API token at {path}); timers live in the daemon: "
+            "homeassist run"
+        )
+    headers = {"Authorization": f"Bearer {token}"}
+    try:
+        async with httpx.AsyncClient(timeout=httpx.Timeout(10, connect=CONNECT_TIMEOUT_S)) as client:
+            if cancel is None:
+                response = await client.get(api_base(settings) + "/timers", headers=headers)
+            else:
+                response = await client.delete(api_base(settings) + f"/timers/{cancel}", headers=headers)
+    except httpx.ConnectError:
+        raise DaemonNotRunningError(
+            f"homeassist is not running (nothing answers at {api_base(settings)}); timers live in the daemon"
+        ) from None
+    except httpx.HTTPError as err:
+        raise HomeassistError(f"talking to the daemon at {api_base(settings)} failed: {err}") from err
+    return _json(response)
+
+
 async def daemon_running(settings: Settings) -> bool:
     try:
         async with httpx.AsyncClient(timeout=CONNECT_TIMEOUT_S) as client:
@@ -106,6 +136,8 @@ def _json(response: httpx.Response) -> dict[str, Any]:
     message = message or f"HTTP {response.status_code}"
     if response.status_code == 401:
         raise HomeassistError(f"the daemon refused the token: {message}")
+    if response.status_code == 404:
+        raise HomeassistError(message)
     if response.status_code == 503:
         retry = response.headers.get("Retry-After", "a few")
         raise HomeassistError(f"the daemon cannot take this now ({message}); try again in {retry} s")

@@ -8,6 +8,7 @@
   starting or stopping.
 - ``GET /metrics``: Prometheus' text format.
 - ``POST /mute``, ``POST /unmute`` (token): stop and resume listening.
+- ``GET /timers``, ``DELETE /timers/ID`` (token): the pending timers; cancel one (404: no such one).
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ class ApiHooks:
     metrics: Callable[[], tuple[bytes, str]]
     mute: Callable[[bool], Awaitable[dict[str, Any]]]
     token: Callable[[], str]
+    timers: Callable[[], list[dict[str, Any]]] | None = None
+    cancel_timer: Callable[[str], list[dict[str, Any]]] | None = None
 
 
 class ControlAPI:
@@ -59,6 +62,8 @@ class ControlAPI:
         app.router.add_get("/metrics", self._metrics)
         app.router.add_post("/mute", self._mute)
         app.router.add_post("/unmute", self._unmute)
+        app.router.add_get("/timers", self._timers)
+        app.router.add_delete("/timers/{id}", self._cancel_timer)
         return app
 
     async def start(self) -> None:
@@ -142,6 +147,28 @@ class ControlAPI:
         if not authorized(request.headers.get("Authorization"), self.hooks.token()):
             return _unauthorized()
         return web.json_response(await self.hooks.mute(muted), dumps=_dumps)
+
+    async def _timers(self, request: web.Request) -> web.Response:
+        if not authorized(request.headers.get("Authorization"), self.hooks.token()):
+            return _unauthorized()
+        if self.hooks.timers is None:
+            return _error(503, "timers are not available")
+        try:
+            return web.json_response({"timers": self.hooks.timers()}, dumps=_dumps)
+        except HomeassistError as err:
+            return _error(503, str(err))
+
+    async def _cancel_timer(self, request: web.Request) -> web.Response:
+        if not authorized(request.headers.get("Authorization"), self.hooks.token()):
+            return _unauthorized()
+        if self.hooks.cancel_timer is None:
+            return _error(503, "timers are not available")
+        try:
+            return web.json_response(
+                {"cancelled": self.hooks.cancel_timer(request.match_info["id"])}, dumps=_dumps
+            )
+        except HomeassistError as err:
+            return _error(404, str(err))
 
 
 def _dumps(obj: Any) -> str:

@@ -98,7 +98,7 @@ class Assistant:
         follow_up = self._follow_up()
         intent = self.classifier.classify(text, home, follow_up)
         timings["classify"] = _ms(start)
-        if self.devices is not None and home is None and intent.kind in NEEDS_DEVICES:
+        if self.devices is not None and home is None and _needs_devices(intent):
             # Only device and timer requests wait for Z-Wave; "what time is it" never does.
             stage = time.perf_counter()
             devices_ready = await self.devices.ready()
@@ -269,6 +269,15 @@ class Assistant:
         actions.extend(answer.actions)
         recoveries.extend(answer.recoveries)
         return answer.text, None
+
+
+def _needs_devices(intent: Intent) -> bool:
+    """Device requests, and timer requests that may name a device, wait (bounded) for Z-Wave; a plain
+    timer, alarm or reminder never does."""
+    if intent.kind not in NEEDS_DEVICES:
+        return False
+    command = intent.command
+    return intent.kind == "device" or command is None or command.tool == "schedule_device_action"
 
 
 def clean_request(text: str) -> str:

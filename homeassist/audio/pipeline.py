@@ -85,6 +85,8 @@ class VoiceLoop:
         self.speculations_used = 0
         #: Muted (``homeassist mute``): frames are read and dropped, nothing is heard.
         self.paused = False
+        #: Called when "stop" is heard (the daemon dismisses a ringing timer).
+        self.on_stop: Callable[[], Awaitable[None]] | None = None
         if self._listening:
             self.endpointer.start()
 
@@ -108,6 +110,11 @@ class VoiceLoop:
             await self._queue.put(None)
             with contextlib.suppress(asyncio.CancelledError):
                 await self._work
+
+    @property
+    def listening(self) -> bool:
+        """Whether a command is being heard (after the wake word, or always without one)."""
+        return self._listening and self.wake.enabled
 
     async def aclose(self) -> None:
         """Stop capture, drop what is queued to say, and release the speech model's worker."""
@@ -225,6 +232,8 @@ class VoiceLoop:
             for task in self._answers:
                 task.cancel()
             await self.speaker.stop()
+            if self.on_stop is not None:
+                await self.on_stop()
             return
         previous = self._answers[-1] if self._answers else None
         task = asyncio.create_task(self._answer(heard, previous), name="voice-reply")

@@ -335,6 +335,19 @@ class ModelOverride(Section):
     hint: str | None = setting(None, "an extra sentence for the system prompt")
 
 
+class SchedulerSettings(Section):
+    misfire_grace_s: float = setting(
+        300.0,
+        "a timer whose time passed while homeassist was down still fires on start within this many "
+        "seconds; later, it is announced as missed",
+        ge=0,
+        le=86400,
+    )
+    ring_s: float = setting(
+        60.0, "how long a timer or alarm rings unless dismissed with 'stop'", gt=0, le=600
+    )
+
+
 class ApiSettings(Section):
     enabled: bool = setting(True, "serve the control API (ask, health, metrics, mute) while the daemon runs")
     host: str = setting(
@@ -375,6 +388,7 @@ class Settings(Section):
     tts: TtsSettings = Field(default_factory=TtsSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
     web: WebSettings = Field(default_factory=WebSettings)
+    scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
     api: ApiSettings = Field(default_factory=ApiSettings)
     privacy: PrivacySettings = Field(default_factory=PrivacySettings)
     models: dict[str, ModelOverride] = Field(

@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import gc
 import logging
+import re
 import signal
 import sys
 import time
@@ -43,8 +44,11 @@ from homeassist.llm.base import SentenceSink
 from homeassist.llm.ollama import OllamaClient
 from homeassist.llm.unavailable import UnavailableModelClient, probe_ollama
 from homeassist.logs import setup_logging
-from homeassist.messages import Reply
+from homeassist.messages import Intent, Reply
 from homeassist.metrics import Metrics
+from homeassist.scheduler.service import FILE_NAME as SCHEDULER_FILE
+from homeassist.scheduler.service import Job, Scheduler, SchedulerError
+from homeassist.tools.clock import resolve_timezone
 from homeassist.web.build import purge_browser_logs
 
 _LOGGER = logging.getLogger(__name__)
@@ -58,6 +62,7 @@ MODEL_PROBE_TIMEOUT_S = 3.0
 AUDIO_SILENT_S = 5.0
 #: Named bounds for stopping each part.
 STOP_TIMEOUTS_S = {
+    "scheduler": 3.0,
     "console": 1.0,
     "voice": 5.0,
     "requests": 2.0,
@@ -68,6 +73,9 @@ STOP_TIMEOUTS_S = {
     "model client": 3.0,
     "zwave connection": 10.0,
 }
+#: Said while a timer or alarm rings, these dismiss it.
+DISMISS = re.compile(r"^\W*(stop|ok(ay)?|dismiss|enough|shut up|quiet|thanks?( you)?)\b", re.IGNORECASE)
+RING_PAUSE_S = 3.0
 #: What a SIGHUP applies without a restart.
 LIVE_KEYS = frozenset({"logging.level", "zwave.aliases", "wake.threshold", "api.token_file"})
 
@@ -80,7 +88,14 @@ class Daemon:
         self.settings: Settings = loaded.settings
         self.stdin = stdin
         self.stdout = stdout or sys.stdout
-        self.runtime: Runtime = build_runtime(self.settings)
+        self.scheduler = Scheduler(
+            state_dir(self.settings) / SCHEDULER_FILE,
+            timezone=resolve_timezone(self.settings.assistant.timezone),
+            misfire_grace_s=self.settings.scheduler.misfire_grace_s,
+            on_fire=self._fire,
+            on_lost=self._lost,
+        )
+        self.runtime: Runtime = build_runtime(self.settings, self.scheduler)
         self.metrics = Metrics()
         self.metrics.info(__version__, self.runtime.model.model_name)
         self.supervisor = Supervisor()
@@ -101,6 +116,7 @@ class Daemon:
         self._stop = asyncio.Event()
         self._stopped_by = ""
         self._reloads: set[asyncio.Task[list[str]]] = set()
+        self._ringing: asyncio.Task[None] | None = None
 
     # --- running ----------------------------------------------------------------------------------
 
@@ -133,6 +149,7 @@ class Daemon:
         run("requests", self.queue.run)
         run("zwave", self._zwave)
         run("model", self._model)
+        run("scheduler", self._scheduler)
         web = self.supervisor.component("web", watched=False)  # no loop: the browser starts on demand
         if self.runtime.web is not None:
             web.set("ready", "the browser starts on the first search")
@@ -170,7 +187,8 @@ class Daemon:
         if self.voice is not None:
             self.voice.paused = True
         await self.queue.finish(self.settings.assistant.shutdown_timeout_s)
-        for name in ("voice", "requests", "api", "model", "zwave"):
+        await self._dismiss()
+        for name in ("voice", "requests", "api", "scheduler", "model", "zwave"):
             await self._stop_component(name)
         runtime = self.runtime
         if runtime.web is not None:
@@ -197,6 +215,9 @@ class Daemon:
     # --- requests ---------------------------------------------------------------------------------
 
     async def _answer(self, text: str, source: str, on_sentence: SentenceSink | None) -> Reply:
+        if self._ringing is not None and not self._ringing.done() and DISMISS.match(text):
+            await self._dismiss()
+            return Reply(text="Okay.", request=text, intent=Intent("timer", 1.0), path="local")
         reply = await self.runtime.assistant.handle(text, on_sentence=on_sentence)
         self.metrics.observe_reply(reply, self.runtime.model.model_name)
         self._learn_from(reply)
@@ -263,6 +284,80 @@ class Daemon:
                 component.beat()
                 await asyncio.sleep(MONITOR_S)
 
+    async def _scheduler(self, component: Component) -> None:
+        await self.scheduler.start()
+        component.set("ready", f"{len(self.scheduler.pending())} pending")
+        try:
+            while True:
+                component.beat()
+                await asyncio.sleep(MONITOR_S)
+        finally:
+            await self.scheduler.stop()
+
+    async def _fire(self, job: Job) -> str:
+        """What a fired job does: ring a timer or alarm, say a reminder, run a device action."""
+        if job.kind == "device":
+            tool, args = str(job.payload.get("tool", "")), dict(job.payload.get("args", {}))
+            result = await self.runtime.executor.execute(tool, args, caller="scheduler")
+            _LOGGER.info("Scheduled %s for %s: %s", tool, args.get("device", "?"), result.content)
+            if not result.ok:
+                raise SchedulerError(result.content)
+            return result.content
+        if job.kind == "reminder":
+            text = f"Reminder: {job.payload.get('message', '')}."
+        elif job.kind == "alarm":
+            text = "It's time: this is your alarm."
+        else:
+            text = f"Your {job.name} timer is done." if job.name else "Your timer is done."
+        await self._announce(text, ring=job.kind in ("timer", "alarm"))
+        return text
+
+    async def _lost(self, job: Job, why: str) -> None:
+        what = {"timer": "timer", "alarm": "alarm", "reminder": "reminder", "device": "scheduled action"}[
+            job.kind
+        ]
+        label = f"{job.name} {what}" if job.kind == "timer" and job.name else what
+        if job.kind == "reminder":
+            label = f"reminder to {job.payload.get('message', '')}"
+        text = (
+            f"While I was off, I missed your {label}."
+            if why == "missed"
+            else f"Your {label} was interrupted when I stopped, so it may not have finished."
+        )
+        _LOGGER.warning("%s %s %s: %s", job.kind, job.id, why, text)
+        await self._announce(text, ring=False)
+
+    async def _announce(self, text: str, *, ring: bool) -> None:
+        """Say ``text`` once the request in flight is answered; a ringing one repeats (with a tone)
+        until dismissed ("stop") or for ``[scheduler] ring_s``."""
+        await self.queue.wait_idle()
+        _LOGGER.info("Announcing: %s", text)
+        voice = self.voice
+        if voice is None or (voice.speaker.device is None and not voice.speaker.wav_dir):
+            return
+        if not ring:
+            await voice.speaker.say(text)
+            return
+        await self._dismiss()
+        self._ringing = asyncio.create_task(self._ring(voice, text), name="ringing")
+
+    async def _ring(self, voice: VoiceLoop, text: str) -> None:
+        deadline = time.monotonic() + self.settings.scheduler.ring_s
+        while time.monotonic() < deadline:
+            if not voice.listening:  # quiet while someone speaks (to say "stop")
+                await voice.speaker.beep()
+                await voice.speaker.say(text)
+                await voice.speaker.wait_idle(30)
+            await asyncio.sleep(RING_PAUSE_S)
+
+    async def _dismiss(self) -> None:
+        ringing, self._ringing = self._ringing, None
+        if ringing is not None and not ringing.done():
+            ringing.cancel()
+            if self.voice is not None:
+                await self.voice.speaker.stop()
+            _LOGGER.info("Ringing dismissed")
+
     async def _api(self, component: Component) -> None:
         settings = self.settings.api
         api = ControlAPI(
@@ -272,6 +367,8 @@ class Daemon:
                 metrics=self.metrics.render,
                 mute=self.set_muted,
                 token=lambda: self.token,
+                timers=lambda: [job.to_dict() for job in self.scheduler.pending()],
+                cancel_timer=lambda key: [job.to_dict() for job in self.scheduler.cancel(key)],
             ),
             host=settings.host,
             port=settings.port,
@@ -295,6 +392,7 @@ class Daemon:
             component.set("stopped", "off: [audio] input = 'none'")
             return
         voice.paused = self.muted
+        voice.on_stop = self._dismiss
         self.voice = voice
         run = asyncio.create_task(voice.run(), name="voice-loop")
         try:

@@ -74,7 +74,13 @@ class RequestQueue:
         self._current_task: asyncio.Task[Reply] | None = None
         #: Seconds the last few requests took: the Retry-After estimate.
         self._recent_s: list[float] = []
+        self._idle = asyncio.Event()
+        self._idle.set()
         self.answered = 0
+
+    async def wait_idle(self) -> None:
+        """Until no request is being answered or waiting (a timer that fires waits for the reply)."""
+        await self._idle.wait()
 
     @property
     def depth(self) -> int:
@@ -203,6 +209,10 @@ class RequestQueue:
             raise ShuttingDownError("homeassist is stopping and takes no more requests")
 
     def _depth_changed(self) -> None:
+        if self.depth:
+            self._idle.clear()
+        else:
+            self._idle.set()
         if self._on_depth is not None:
             self._on_depth(self.depth)
 

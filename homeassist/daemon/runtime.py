@@ -14,12 +14,14 @@ from homeassist.intent.classifier import IntentClassifier
 from homeassist.llm.base import ModelClient
 from homeassist.llm.ollama import OllamaClient
 from homeassist.llm.unavailable import UnavailableModelClient
+from homeassist.scheduler.service import Scheduler
 from homeassist.stats import FILE_NAME as STATS_FILE
 from homeassist.stats import Stats
-from homeassist.tools.clock import make_datetime_tool
+from homeassist.tools.clock import make_datetime_tool, resolve_timezone
 from homeassist.tools.devices import make_device_tools
 from homeassist.tools.executor import ToolExecutor
 from homeassist.tools.manager import ToolManager
+from homeassist.tools.timers import make_timer_tools
 from homeassist.web.build import Web, build_web
 from homeassist.zwave.service import ZWaveService
 
@@ -70,9 +72,13 @@ def build_model_client(settings: Settings, executor: ToolExecutor) -> ModelClien
     )
 
 
-def build_runtime(settings: Settings) -> Runtime:
+def build_runtime(settings: Settings, scheduler: Scheduler | None = None) -> Runtime:
+    """The parts. ``scheduler``: the daemon's (only the daemon opens the job store); without one the
+    timer tools say that timers need the daemon."""
     executor = ToolExecutor(timeout_s=settings.tools.timeout_s, slow_ms=settings.tools.slow_ms)
     executor.register(make_datetime_tool(settings.assistant.timezone))
+    for tool in make_timer_tools(scheduler, resolve_timezone(settings.assistant.timezone)):
+        executor.register(tool)
     zwave = ZWaveService(settings)
     for tool in make_device_tools(zwave.control):
         executor.register(tool)

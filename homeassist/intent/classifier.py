@@ -5,17 +5,24 @@ the target is one named device of the home, or a group the home has ("the kitche
 "the bedroom blinds"), and the action and value come from the words. Anything ambiguous (two devices,
 a missing value, a name the home does not have) carries no command, so the model decides with the
 tier's tools: a device is never guessed.
+
+Timer requests (``timer`` kind) resolve to the timer tools: ``set_timer``, ``set_alarm``,
+``set_reminder``, ``schedule_device_action``, ``cancel_timer`` and ``list_timers``. Durations are
+seconds and clock times stay ``at`` strings (``homeassist.intent.when``): the classifier reads no
+clock. A device action with a delay ("turn off the porch light in 20 minutes") is scheduled only when
+the same request without the delay resolves to a device command, and then exactly that command.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from homeassist.intent.home import Home, NamedDevice, areas_of, devices_of, normalize_name
 from homeassist.intent.numbers import words_to_digits
 from homeassist.intent.router import route
+from homeassist.intent.when import FoundAt, FoundDuration, mentions_other_day, search_at, search_duration
 from homeassist.messages import Command, Intent
 
 #: Only the start of a longer text is classified: a spoken request is far shorter, and some routing
@@ -98,22 +105,49 @@ class IntentClassifier:
         norm = normalize_text(text[:MAX_CLASSIFY_CHARS])
         if not norm:
             return Intent("general", 0.3)
-        # Weather entities are places to ask about, not devices to control.
-        named = [d for d in _named_devices(norm, devices_of(home)) if d.type != "weather"]
-        areas = [a for a in areas_of(home) if _contains(norm, normalize_name(a))]
-        if follow_up is not None and follow_up.device:
-            intent = _follow_up(norm, named, areas, home, follow_up)
-            if intent is not None:
-                return intent
-        digits = words_to_digits(norm)
-        routed = route(digits, named_device=bool(named), area_named=bool(areas))
-        if routed.kind == "datetime":
-            return Intent("datetime", routed.confidence, Command("get_current_datetime", {}))
-        if routed.kind == "device":
-            target = _target(norm, named, areas, home)
-            command = _device_command(digits, target) if target else None
-            return Intent("device", routed.confidence, command)
-        return Intent(routed.kind, routed.confidence)
+        return _classify(norm, home, follow_up, _Known(devices_of(home), areas_of(home)))
+
+
+@dataclass(frozen=True)
+class _Known:
+    """The home's devices and areas, read once per request."""
+
+    devices: list[NamedDevice]
+    areas: list[str]
+
+
+def _classify(
+    norm: str, home: Home | dict[str, Any] | None, follow_up: FollowUp | None, known: _Known
+) -> Intent:
+    # Weather entities are places to ask about, not devices to control.
+    named = [d for d in _named_devices(norm, known.devices) if d.type != "weather"]
+    areas = [a for a in known.areas if _contains(norm, normalize_name(a))]
+    digits = words_to_digits(norm)
+    routed = route(digits, named_device=bool(named), area_named=bool(areas))
+    # "remind me to turn off the oven light": to be told later, never done now.
+    reminder = _REMIND_ME.search(norm) is not None
+    if reminder and routed.kind == "device":
+        routed = replace(routed, kind="timer")
+    later = routed.kind == "timer" or (routed.kind == "device" and _LATER.search(norm))
+    when = _when(norm) if later else None
+    if when is not None and not reminder and routed.scores["device"] > 0:
+        # Resolved, a delayed device request is a timer request; unresolved, the router's kind stands.
+        scheduled = _scheduled_action(when, home, follow_up, known)
+        if scheduled is not None:
+            return Intent("timer", routed.confidence, scheduled)
+    if follow_up is not None and follow_up.device and not reminder:
+        intent = _follow_up(norm, named, areas, home, follow_up)
+        if intent is not None:
+            return intent
+    if routed.kind == "datetime":
+        return Intent("datetime", routed.confidence, Command("get_current_datetime", {}))
+    if routed.kind == "device":
+        target = _target(norm, named, areas, home)
+        command = _device_command(digits, target) if target else None
+        return Intent("device", routed.confidence, command)
+    if routed.kind == "timer":
+        return Intent("timer", routed.confidence, _timer_command(norm, when))
+    return Intent(routed.kind, routed.confidence)
 
 
 def _follow_up(
@@ -238,4 +272,167 @@ def _device_command(text: str, target: Target) -> Command | None:
         return Command("turn_on", device)
     if off and not on:
         return Command("turn_off", device)
+    return None
+
+
+# --- timers, alarms, reminders and delayed device actions ------------------------------------------
+
+#: A word that may start a delay or a clock time: the cheap test before looking for one.
+_LATER = re.compile(
+    r"\b(?:in|after|within|at|around|about|for|noon|midnight|o'?clock|tonight|tomorrow|am|pm|a m|p m)\b"
+    r"|\d[:.]\d\d"
+)
+#: Device commands a schedule can run later, and the action each becomes.
+_SCHEDULABLE = {"turn_on": "turn_on", "turn_off": "turn_off", "set_level": "set_level"}
+_REMIND_ME = re.compile(r"^(?:remind|set (?:an? )?reminder|reminder)\b|\bremind me\b")
+#: Words before a clock time that mean "at that time".
+_AT_WORDS = ("", "at", "for", "around", "about")
+#: Repeating or beyond tomorrow: the timer tools' model path handles these.
+_RECURRING = re.compile(r"\b(?:every|everyday|each|daily|hourly|weekly|monthly|weekdays?|weekends?|snooze)\b")
+
+
+@dataclass(frozen=True)
+class _When:
+    """The one delay or clock time a request says (``when.search_*``), looked for once."""
+
+    duration: FoundDuration | None
+    at: FoundAt | None
+    #: Repeating, or on a day an ``at`` string cannot say: no timer is set locally.
+    other_day: bool
+
+    def only_duration(self) -> FoundDuration | None:
+        if self.other_day or self.at is not None or self.duration is None or self.duration.seconds <= 0:
+            return None
+        return None if search_duration(self.duration.rest) else self.duration
+
+    def only_at(self) -> FoundAt | None:
+        # "by 7", "until 10 pm" are not times to act at.
+        if self.other_day or self.duration is not None or self.at is None or self.at.prefix not in _AT_WORDS:
+            return None
+        return None if search_at(self.at.rest) else self.at
+
+
+def _when(norm: str) -> _When:
+    other_day = bool(_RECURRING.search(norm)) or mentions_other_day(norm)
+    duration = search_duration(norm)
+    # A clock time is looked for outside the duration: "for one and a half hours" is not "at 1".
+    return _When(duration, search_at(duration.rest if duration else norm), other_day)
+
+
+def _scheduled_action(
+    when: _When, home: Home | dict[str, Any] | None, follow_up: FollowUp | None, known: _Known
+) -> Command | None:
+    """``schedule_device_action`` for a device request with a delay or a clock time whose request
+    without the delay resolves to a device command that can be scheduled, and exactly that command
+    (so the two never differ); else None."""
+    later: dict[str, Any]
+    if duration := when.only_duration():
+        if not duration.later:  # "turn on the light for 10 minutes" is not a delay
+            return None
+        rest, later = duration.rest, {"in_seconds": duration.seconds}
+    elif (at := when.only_at()) and at.prefix != "for":  # "turn on the light for 7"
+        rest, later = at.rest, {"at": at.at}
+    else:
+        return None
+    intent = _classify(rest, home, follow_up, known) if rest else None
+    command = intent.command if intent is not None and intent.kind == "device" else None
+    if command is None or command.tool not in _SCHEDULABLE:
+        return None
+    args: dict[str, Any] = {"device": command.args["device"], "action": _SCHEDULABLE[command.tool]}
+    if command.tool == "set_level":
+        args["level"] = command.args["percent"]
+    return Command("schedule_device_action", {**args, **later})
+
+
+_TIMER_WORD = r"(?:timer|alarm|reminder|countdown)"
+_CANCEL = re.compile(
+    r"^(?:cancel|stop|delete|remove|clear|dismiss|silence|end|kill|abort|turn off|switch off|shut off|"
+    r"get rid of)(?: the| my| that| this)?(?: (?P<pre>[a-z' ]+?))? "
+    + _TIMER_WORD
+    + r"(?: (?:for|called|named) (?:the |my )?(?P<post>[a-z' ]+))?$"
+)
+#: Words before "timer" that pick the one there is, not a name: "cancel the current timer".
+_THE_ONE = {"current", "next", "running", "active", "only", "existing", "last", "latest", "one", "upcoming"}
+_LIST = re.compile(
+    r"^(?:how (?:long|much time|many minutes)|what'?s left|time (?:left|remaining))\b.*\b"
+    + _TIMER_WORD
+    + r"s?\b"
+    r"|^(?:what|which|list|show|read|tell me|check)(?: me)?(?: all)?(?: of)?(?: the| my)?(?: \w+)? "
+    + _TIMER_WORD
+    + r"s\b(?: (?:do i have|have i (?:got|set)|are (?:set|running|on|there|active)|i have|i set|are))?$"
+    r"|^(?:do|have) i (?:have|got|set) (?:any )?" + _TIMER_WORD + r"s?(?: (?:set|running|on))?$"
+    r"|^(?:are|is) there (?:any |an? )?" + _TIMER_WORD + r"s?(?: (?:set|running|on))?$"
+    r"|^(?:status of|check on)(?: the| my)?(?: [\w' -]+)? timers?$"
+    r"|^(?:when (?:is|does) my|what time is my) (?:\w+ )?(?:alarm|timer|reminder)\b"
+    r"(?: (?:set for|going off|go off|set|for))?$"
+)
+_VERB = r"(?:set|start|make|create|add|put on|give me|i need|i want|run|begin|set up|schedule)(?: me)? "
+_TIMER_REST = re.compile(
+    rf"^(?:{_VERB})?(?:(?:a|an|the|my|one) )?(?:new )?(?:(?P<pre>[a-z' ]+?) )?(?:timer|countdown)"
+    r"(?: (?:called|named|labelled|labeled|for|on) (?:the |my )?(?P<post>[a-z' ]+))?$"
+)
+_ALARM_REST = re.compile(
+    rf"^(?:{_VERB})?(?:(?:an|a|the|my|one) )?(?:new )?(?:alarm(?: clock)?|wake up call|wake up alarm)"
+    r"(?: for| at)?$|^(?:wake|get) me(?: up)?$"
+)
+_REMINDER_REST = re.compile(
+    r"^(?:remind me|(?:set|create|add|make|give me|i need|i want|put in|schedule)(?: me)? (?:a |an )?"
+    r"reminder|reminder)(?: for me)? (?:to|that|about|of) (?P<message>.+)$"
+)
+#: Words that are no part of a timer's name (verbs on timers, questions, times): a name with one of
+#: them is not understood.
+_NOT_A_NAME = {
+    "a", "an", "the", "my", "me", "it", "and", "then", "to", "at", "in", "for", "on", "off", "of",
+    "from", "by", "with", "set", "start", "turn", "timer", "timers", "alarm", "alarms", "reminder",
+    "remind", "cancel", "stop", "pause", "unpause", "resume", "continue", "restart", "reset",
+    "remove", "delete", "clear", "take", "add", "subtract", "extend", "increase", "decrease",
+    "change", "update", "edit", "move", "snooze", "dismiss", "silence", "end", "kill", "abort",
+    "status", "check", "show", "list", "how", "what", "when", "which", "is", "are", "time", "left",
+    "long", "much", "more", "less", "minus", "plus", "tomorrow", "today", "tonight", "morning",
+    "am", "pm", "all", "every", "both", "other", "these", "those", "first", "second", "third",
+    "fourth", "last", "earlier", "later",
+}  # fmt: skip
+#: Said of a new timer, but not its name: "set another timer", "a second timer".
+_NEW_ONE = {"new", "another", "second", "third", "quick", "simple", "extra", "other"}
+
+
+def _timer_name(words: str | None, unnamed: set[str]) -> str | None:
+    """The name in "a pasta timer": "" when none was said (or only words in ``unnamed``), None when
+    the words are not a name."""
+    name = (words or "").strip()
+    if not name or name in unnamed:
+        return ""
+    parts = name.split()
+    if len(parts) > 3 or any(p in _NOT_A_NAME for p in parts) or words_to_digits(name) != name:
+        return None
+    return name
+
+
+def _timer_command(norm: str, when: _When | None) -> Command | None:
+    """The timer tool call a ``timer`` request resolves to, or None (the model answers)."""
+    if cancel := _CANCEL.match(norm):
+        pre, post = cancel.group("pre"), cancel.group("post")
+        name = None if pre and post else _timer_name(post or pre, _THE_ONE)
+        return None if name is None else Command("cancel_timer", {"name_or_id": name})
+    if _LIST.match(norm):
+        return Command("list_timers", {})
+    if when is None:
+        return None
+    if duration := when.only_duration():
+        if timer := _TIMER_REST.match(duration.rest):
+            pre, post = timer.group("pre"), timer.group("post")
+            name = None if pre and post else _timer_name(post or pre, _NEW_ONE)
+            if name is None:
+                return None
+            return Command("set_timer", {"seconds": duration.seconds, **({"name": name} if name else {})})
+        if duration.later and (reminder := _REMINDER_REST.match(duration.rest)):
+            return Command(
+                "set_reminder", {"message": reminder.group("message"), "in_seconds": duration.seconds}
+            )
+        return None
+    if at := when.only_at():
+        if _ALARM_REST.match(at.rest):
+            return Command("set_alarm", {"at": at.at})
+        if reminder := _REMINDER_REST.match(at.rest):
+            return Command("set_reminder", {"message": reminder.group("message"), "at": at.at})
     return None

@@ -1,0 +1,1 @@
+"""Timers, alarms, reminders and delayed device actions that survive restarts (APScheduler)."""

@@ -1,0 +1,199 @@
+"""The ``timer`` tier: timers, alarms, reminders and delayed device actions, as tools over the
+Scheduler. Each answers with the sentence the user hears ("Timer set for 10 minutes."). ``at`` is the
+intent parser's string (``[tomorrow ]H:MM[ am|pm]`` or ISO 8601), resolved in the configured zone.
+
+Without a running scheduler (a one-shot ``homeassist ask`` with no daemon) the same tools exist and
+say that timers need the daemon.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta, tzinfo
+from typing import Any, Literal
+
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from pydantic import BaseModel, Field, model_validator
+
+from homeassist.intent.when import describe_at, describe_duration, resolve_at
+from homeassist.scheduler.service import Job, Scheduler, SchedulerError
+
+DEVICE_ACTIONS = ("turn_on", "turn_off", "set_level")
+NO_DAEMON = "Timers need homeassist running as a service (homeassist run); none is running."
+MAX_SECONDS = 7 * 24 * 3600
+
+
+class TimerArgs(BaseModel):
+    seconds: int = Field(description="how long, in seconds", gt=0, le=MAX_SECONDS)
+    name: str | None = Field(None, description="a name for the timer, e.g. 'pasta'")
+
+
+class AlarmArgs(BaseModel):
+    at: str = Field(description="when: 'H:MM' (the next one), 'H:MM am|pm', 'tomorrow H:MM', or ISO 8601")
+
+
+class _When(BaseModel):
+    at: str | None = Field(None, description="when: 'H:MM', 'H:MM am|pm', 'tomorrow H:MM', or ISO 8601")
+    in_seconds: int | None = Field(None, description="or: how many seconds from now", gt=0, le=MAX_SECONDS)
+
+    @model_validator(mode="after")
+    def _one_time(self) -> _When:
+        if (self.at is None) == (self.in_seconds is None):
+            raise ValueError("give exactly one of at or in_seconds")
+        return self
+
+
+class ReminderArgs(_When):
+    message: str = Field(description="what to remind of, e.g. 'call mom'", min_length=1, max_length=200)
+
+
+class DeviceActionArgs(_When):
+    device: str = Field(description="the device, by name")
+    action: Literal["turn_on", "turn_off", "set_level"] = Field(description="what to do then")
+    level: int | None = Field(None, description="for set_level: 0-100 percent", ge=0, le=100)
+
+
+class NoArgs(BaseModel):
+    pass
+
+
+class CancelArgs(BaseModel):
+    name_or_id: str = Field("", description="the timer's name or id; '' for the only (or next) one")
+
+
+def make_timer_tools(scheduler: Scheduler | None, timezone: tzinfo) -> list[BaseTool]:
+    """The six timer tools (they say they need the daemon when ``scheduler`` is None)."""
+
+    def now() -> datetime:
+        return datetime.now(timezone)
+
+    def need() -> Scheduler:
+        if scheduler is None:
+            raise ToolException(NO_DAEMON)
+        return scheduler
+
+    def when(at: str | None, in_seconds: int | None) -> datetime:
+        if in_seconds is not None:
+            return datetime.now(UTC) + timedelta(seconds=in_seconds)
+        try:
+            return resolve_at(str(at), now())
+        except ValueError as err:
+            raise ToolException(f"I couldn't tell when {at!r} is: {err}") from err
+
+    def spoken_when(due: datetime, in_seconds: int | None) -> str:
+        if in_seconds is not None:
+            return f"in {describe_duration(in_seconds)}"
+        return describe_at(due.astimezone(timezone), now())
+
+    def guarded(run: Callable[..., str]) -> Callable[..., str]:
+        def call(**kwargs: Any) -> str:
+            try:
+                return run(**kwargs)
+            except SchedulerError as err:
+                raise ToolException(str(err)) from err
+
+        return call
+
+    def set_timer(seconds: int, name: str | None = None) -> str:
+        label = (name or "").strip().lower()
+        need().add("timer", datetime.now(UTC) + timedelta(seconds=seconds), label, {"seconds": seconds})
+        what = f"{label} timer" if label else "Timer"
+        return f"{what[0].upper()}{what[1:]} set for {describe_duration(seconds)}."
+
+    def set_alarm(at: str) -> str:
+        due = when(at, None)
+        need().add("alarm", due, "alarm", {"at": at})
+        return f"Alarm set for {describe_at(due.astimezone(timezone), now()).removeprefix('at ')}."
+
+    def set_reminder(message: str, at: str | None = None, in_seconds: int | None = None) -> str:
+        due = when(at, in_seconds)
+        need().add("reminder", due, "reminder", {"message": message.strip()})
+        return f"I'll remind you {spoken_when(due, in_seconds)} to {message.strip()}."
+
+    def schedule_device_action(
+        device: str,
+        action: str,
+        at: str | None = None,
+        in_seconds: int | None = None,
+        level: int | None = None,
+    ) -> str:
+        if action == "set_level" and level is None:
+            raise ToolException("set_level needs a level (0-100)")
+        due = when(at, in_seconds)
+        args: dict[str, Any] = {"device": device}
+        if action == "set_level":
+            args["level"] = level
+        need().add("device", due, device.lower(), {"tool": action, "args": args})
+        verb = {"turn_on": "turn on", "turn_off": "turn off", "set_level": f"set to {level}%"}[action]
+        return (
+            f"I'll {verb} {device} {spoken_when(due, in_seconds)}."
+            if action != "set_level"
+            else (f"I'll set {device} to {level}% {spoken_when(due, in_seconds)}.")
+        )
+
+    def list_timers() -> str:
+        jobs = need().pending()
+        if not jobs:
+            return "You have no timers, alarms or reminders."
+        return " ".join(_describe(job, timezone) for job in jobs[:5]) + (
+            f" And {len(jobs) - 5} more." if len(jobs) > 5 else ""
+        )
+
+    def cancel_timer(name_or_id: str = "") -> str:
+        cancelled = need().cancel(name_or_id)
+        names = ", ".join(_label(job) for job in cancelled)
+        return f"Cancelled the {names}."
+
+    def tool(name: str, description: str, schema: type[BaseModel], run: Callable[..., str]) -> BaseTool:
+        return StructuredTool(
+            name=name,
+            description=description,
+            args_schema=schema,
+            func=guarded(run),
+            metadata={"tier": "timer"},
+        )
+
+    return [
+        tool("set_timer", "Start a countdown timer.", TimerArgs, set_timer),
+        tool("set_alarm", "Set an alarm for a time of day.", AlarmArgs, set_alarm),
+        tool(
+            "set_reminder",
+            "Remind the user of something at a time or after a while.",
+            ReminderArgs,
+            set_reminder,
+        ),
+        tool(
+            "schedule_device_action",
+            "Turn a device on or off, or set its level, at a time or after a while.",
+            DeviceActionArgs,
+            schedule_device_action,
+        ),
+        tool(
+            "list_timers",
+            "List the pending timers, alarms, reminders and scheduled actions.",
+            NoArgs,
+            list_timers,
+        ),
+        tool(
+            "cancel_timer", "Cancel a timer, alarm, reminder or scheduled action.", CancelArgs, cancel_timer
+        ),
+    ]
+
+
+def _label(job: Job) -> str:
+    if job.kind == "timer":
+        return f"{job.name} timer" if job.name else "timer"
+    if job.kind == "device":
+        action = str(job.payload.get("tool", "action")).replace("_", " ")
+        return f"scheduled {action} for {job.payload.get('args', {}).get('device', job.name)}"
+    if job.kind == "reminder":
+        return f"reminder to {job.payload.get('message', '')}".strip()
+    return "alarm"
+
+
+def _describe(job: Job, timezone: tzinfo) -> str:
+    left = int(job.left_s())
+    if job.kind == "timer":
+        return f"The {_label(job)} has {describe_duration(max(left, 1))} left."
+    moment = describe_at(job.due.astimezone(timezone), datetime.now(timezone))
+    return f"The {_label(job)} is {moment}."

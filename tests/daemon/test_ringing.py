@@ -1,0 +1,97 @@
+"""A fired timer rings (a tone and its sentence, again and again) until "stop" or ``[scheduler] ring_s``,
+and waits for a reply in progress; in-process, with a speaker that records what it is asked to do."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from homeassist.config.loader import load_settings
+from homeassist.daemon.main import Daemon
+
+
+@dataclass
+class FakeSpeaker:
+    device: str | None = "default"
+    wav_dir: Path | None = None
+    said: list[str] = field(default_factory=list)
+    beeps: int = 0
+    stops: int = 0
+
+    async def say(self, sentence: str) -> None:
+        self.said.append(sentence)
+
+    async def beep(self) -> None:
+        self.beeps += 1
+
+    async def wait_idle(self, timeout_s: float | None = None) -> bool:
+        return True
+
+    async def stop(self) -> None:
+        self.stops += 1
+
+
+@dataclass
+class FakeVoice:
+    speaker: FakeSpeaker = field(default_factory=FakeSpeaker)
+    listening: bool = False
+
+
+def daemon(closed_url: str, **env: str) -> tuple[Daemon, FakeSpeaker]:
+    loaded = load_settings(env={"HOMEASSIST_OLLAMA__BASE_URL": closed_url, **env})
+    built = Daemon(loaded)
+    voice = FakeVoice()
+    built.voice = voice  # type: ignore[assignment]
+    return built, voice.speaker
+
+
+async def test_a_timer_rings_until_stop(closed_url: str, monkeypatch: Any) -> None:
+    monkeypatch.setattr("homeassist.daemon.main.RING_PAUSE_S", 0.05)
+    ringer, speaker = daemon(closed_url)
+    await ringer._announce("Your pasta timer is done.", ring=True)
+    await asyncio.sleep(0.3)
+    assert speaker.said.count("Your pasta timer is done.") >= 3 and speaker.beeps >= 3
+    reply = await ringer._answer("stop", "console", None)
+    assert reply.text == "Okay."
+    rang = len(speaker.said)
+    await asyncio.sleep(0.2)
+    assert len(speaker.said) == rang and speaker.stops == 1
+    await ringer.runtime.aclose()
+
+
+async def test_ringing_ends_by_itself_after_ring_s(closed_url: str, monkeypatch: Any) -> None:
+    monkeypatch.setattr("homeassist.daemon.main.RING_PAUSE_S", 0.05)
+    ringer, speaker = daemon(closed_url, HOMEASSIST_SCHEDULER__RING_S="0.3")
+    await ringer._announce("It's time: this is your alarm.", ring=True)
+    await asyncio.sleep(0.6)
+    rang = len(speaker.said)
+    await asyncio.sleep(0.3)
+    assert rang >= 2 and len(speaker.said) == rang
+    # "stop" with nothing ringing is an ordinary request, not swallowed.
+    assert (await ringer._answer("stop", "console", None)).text != "Okay."
+    await ringer.runtime.aclose()
+
+
+async def test_a_reminder_waits_for_the_reply_in_progress(closed_url: str) -> None:
+    ringer, speaker = daemon(closed_url)
+    release = asyncio.Event()
+
+    async def slow(text: str, source: str, on_sentence: object) -> Any:
+        await release.wait()
+        return await ringer._answer("what time is it", source, None)
+
+    ringer.queue._handle = slow
+    worker = ringer.supervisor.run("requests", ringer.queue.run)
+    future = ringer.queue.submit("what time is it", "api")
+    await asyncio.sleep(0.1)
+    announcing = asyncio.create_task(ringer._announce("Reminder: call mom.", ring=False))
+    await asyncio.sleep(0.3)
+    assert speaker.said == []  # the reply comes first
+    release.set()
+    await asyncio.wait_for(future, 5)
+    await asyncio.wait_for(announcing, 5)
+    assert speaker.said == ["Reminder: call mom."]
+    worker.cancel()
+    await ringer.runtime.aclose()

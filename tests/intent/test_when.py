@@ -1,0 +1,436 @@
+"""Durations and clock times in requests, the ``at`` contract, and resolving it across days and DST."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from homeassist.intent.when import (
+    describe_at,
+    describe_duration,
+    due_after,
+    parse_at,
+    parse_duration,
+    resolve_at,
+    search_at,
+    search_duration,
+)
+
+BERLIN = ZoneInfo("Europe/Berlin")
+NEW_YORK = ZoneInfo("America/New_York")
+
+
+def at(
+    zone: ZoneInfo, year: int, month: int, day: int, hour: int, minute: int, second: int = 0, *, fold: int = 0
+) -> datetime:
+    return datetime(year, month, day, hour, minute, second, tzinfo=zone, fold=fold)
+
+
+# --- durations -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("ten minutes", 600),
+        ("10 minutes", 600),
+        ("10 min", 600),
+        ("5 mins", 300),
+        ("five mins", 300),
+        ("1 hour 30", 5400),
+        ("one hour thirty", 5400),
+        ("2 minutes 30", 150),
+        ("an hour and a half", 5400),
+        ("one and a half hours", 5400),
+        ("1 and a half hours", 5400),
+        ("a minute and a half", 90),
+        ("two and a half minutes", 150),
+        ("half an hour", 1800),
+        ("a half hour", 1800),
+        ("half a minute", 30),
+        ("a minute", 60),
+        ("an hour", 3600),
+        ("one minute", 60),
+        ("90 seconds", 90),
+        ("ninety seconds", 90),
+        ("90 secs", 90),
+        ("2 hours 15 minutes", 8100),
+        ("two hours and fifteen minutes", 8100),
+        ("an hour and 20 minutes", 4800),
+        ("1 hour 5 minutes 30 seconds", 3930),
+        ("1h30m", 5400),
+        ("1h30", 5400),
+        ("10m", 600),
+        ("90s", 90),
+        ("2h", 7200),
+        ("twenty five minutes", 1500),
+        ("twenty-five minutes", 1500),
+        ("forty five seconds", 45),
+        ("a quarter of an hour", 900),
+        ("quarter of an hour", 900),
+        ("a quarter hour", 900),
+        ("three quarters of an hour", 2700),
+        ("a couple of minutes", 120),
+        ("1.5 hours", 5400),
+        ("2.5 minutes", 150),
+        ("a 5-minute timer", 300),
+        ("set a timer for ten minutes", 600),
+        ("Remind me in 20 minutes", 1200),
+    ],
+)
+def test_durations_in_words_and_digits(text: str, seconds: int) -> None:
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "set a timer",
+        "ten",
+        "at 7 pm",
+        "10 m",  # a single letter only against the number
+        "a few minutes",  # not a number of minutes
+        "every 2 hours",  # a repetition
+        "set a second timer",
+        "the twenty second of may",
+    ],
+)
+def test_no_duration(text: str) -> None:
+    assert parse_duration(text) is None
+
+
+def test_a_second_timer_is_not_one_second() -> None:
+    assert parse_duration("set a second timer for 5 minutes") == 300
+
+
+def test_a_number_after_the_last_unit_that_is_something_else_is_not_counted() -> None:
+    assert parse_duration("in 1 hour 30 percent") == 3600
+
+
+@pytest.mark.parametrize(
+    ("text", "prefix", "later", "rest"),
+    [
+        ("remind me in 20 minutes to check the oven", "in", True, "remind me to check the oven"),
+        ("turn off the light after an hour", "after", True, "turn off the light"),
+        ("remind me 10 minutes from now", "", True, "remind me"),
+        ("call me five minutes later", "", True, "call me"),
+        ("set a timer for 10 minutes", "for", False, "set a timer"),
+        ("set a 5 minute pasta timer", "", False, "set a pasta timer"),
+        ("remind me 10 minutes before the meeting", "", False, "remind me before the meeting"),
+        ("in about 10 minutes", "in", True, ""),
+    ],
+)
+def test_search_duration_says_how_it_was_said_and_what_is_left(
+    text: str, prefix: str, later: bool, rest: str
+) -> None:
+    found = search_duration(text)
+    assert found is not None
+    assert (found.prefix, found.later, found.rest) == (prefix, later, rest)
+
+
+# --- clock times ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("at 7", "7:00"),
+        ("at seven", "7:00"),
+        ("at 7 pm", "7:00 pm"),
+        ("at seven pm", "7:00 pm"),
+        ("at 7pm", "7:00 pm"),
+        ("at 7 p.m.", "7:00 pm"),
+        ("at 7 a m", "7:00 am"),
+        ("at 7:30 in the morning", "7:30 am"),
+        ("at seven thirty in the morning", "7:30 am"),
+        ("at 7 in the evening", "7:00 pm"),
+        ("at 3 in the afternoon", "3:00 pm"),
+        ("at 11 at night", "11:00 pm"),
+        ("at 8 tonight", "8:00 pm"),
+        ("at 12 tonight", "12:00 am"),
+        ("at half past seven", "7:30"),
+        ("at half past 7", "7:30"),
+        ("at quarter past seven", "7:15"),
+        ("at a quarter past 7", "7:15"),
+        ("at quarter to nine", "8:45"),
+        ("at a quarter to 9", "8:45"),
+        ("at quarter to one", "12:45"),
+        ("at quarter to one pm", "12:45 pm"),
+        ("at quarter to 1 am", "12:45 am"),
+        ("at ten past eight", "8:10"),
+        ("at twenty to six", "5:40"),
+        ("at 20 to 6", "5:40"),
+        ("at noon", "12:00 pm"),
+        ("at midday", "12:00 pm"),
+        ("at midnight", "12:00 am"),
+        ("at 19:30", "19:30"),
+        ("at 0:15", "0:15"),
+        ("at 7.30", "7:30"),
+        ("at 7 30", "7:30"),
+        ("at seven oh five", "7:05"),
+        ("tomorrow at 8", "tomorrow 8:00"),
+        ("tomorrow at eight am", "tomorrow 8:00 am"),
+        ("at 8 tomorrow morning", "tomorrow 8:00 am"),
+        ("tomorrow evening at 6", "tomorrow 6:00 pm"),
+        ("tomorrow at noon", "tomorrow 12:00 pm"),
+        ("at seven thirty pm", "7:30 pm"),
+        ("7 o'clock", "7:00"),
+        ("seven o'clock", "7:00"),
+        ("6:30 am", "6:30 am"),
+        ("6:30am", "6:30 am"),
+        ("set an alarm for 6:30 am", "6:30 am"),
+        ("wake me up at 7", "7:00"),
+        ("alarm at 7 tomorrow", "tomorrow 7:00"),
+        ("at about 7", "7:00"),
+        ("today at 5 pm", "5:00 pm"),
+        ("this evening at 6", "6:00 pm"),
+    ],
+)
+def test_clock_times_become_at_strings(text: str, expected: str) -> None:
+    assert parse_at(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "7",  # a bare number needs "at"
+        "set a timer for 10 minutes",
+        "in 7 minutes",
+        "at 5 percent",
+        "at 25",
+        "at 2024",
+        "at 13 pm",
+        "at 7 on monday",  # a weekday the at string cannot say
+        "every day at 7",
+        "on the 3rd at 7",
+        "the day after tomorrow at 7",
+        "in the morning",
+        "tomorrow",
+    ],
+)
+def test_no_clock_time(text: str) -> None:
+    assert parse_at(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "prefix", "rest"),
+    [
+        ("remind me at 7 pm to call mom", "at", "remind me to call mom"),
+        ("remind me to take the bins out at 8", "at", "remind me to take the bins out"),
+        ("remind me tomorrow to call mom at 9", "at", "remind me to call mom"),
+        ("set an alarm for tomorrow at 6 in the morning", "at", "set an alarm for"),
+        ("set an alarm for 6:30 am", "for", "set an alarm"),
+        ("be ready by 5 pm", "by", "be ready"),
+        ("7 pm", "", ""),
+    ],
+)
+def test_search_at_says_how_it_was_said_and_what_is_left(text: str, prefix: str, rest: str) -> None:
+    found = search_at(text)
+    assert found is not None
+    assert (found.prefix, found.rest) == (prefix, rest)
+
+
+# --- resolving the at contract -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("hour", "expected"),
+    [
+        (6, at(BERLIN, 2026, 6, 10, 7, 0)),  # 07:00 is next
+        (8, at(BERLIN, 2026, 6, 10, 19, 0)),  # 07:00 passed: 19:00 today
+        (20, at(BERLIN, 2026, 6, 11, 7, 0)),  # both passed today: 07:00 tomorrow
+    ],
+)
+def test_an_ambiguous_hour_is_the_next_one(hour: int, expected: datetime) -> None:
+    assert resolve_at("7:00", at(BERLIN, 2026, 6, 10, hour, 0)) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "now", "expected"),
+    [
+        ("7:00 am", at(BERLIN, 2026, 6, 10, 6, 0), at(BERLIN, 2026, 6, 10, 7, 0)),
+        ("7:00 am", at(BERLIN, 2026, 6, 10, 8, 0), at(BERLIN, 2026, 6, 11, 7, 0)),
+        ("7:00 pm", at(BERLIN, 2026, 6, 10, 8, 0), at(BERLIN, 2026, 6, 10, 19, 0)),
+        ("7:00 PM", at(BERLIN, 2026, 6, 10, 8, 0), at(BERLIN, 2026, 6, 10, 19, 0)),
+        ("7:00pm", at(BERLIN, 2026, 6, 10, 8, 0), at(BERLIN, 2026, 6, 10, 19, 0)),
+        ("7:00 p.m.", at(BERLIN, 2026, 6, 10, 8, 0), at(BERLIN, 2026, 6, 10, 19, 0)),
+        ("19:00", at(BERLIN, 2026, 6, 10, 8, 0), at(BERLIN, 2026, 6, 10, 19, 0)),
+        ("19:00", at(BERLIN, 2026, 6, 10, 20, 0), at(BERLIN, 2026, 6, 11, 19, 0)),
+        ("7:00", at(BERLIN, 2026, 6, 10, 7, 0), at(BERLIN, 2026, 6, 10, 19, 0)),  # now is not after now
+        # Across midnight and the end of a month and a year.
+        ("0:15", at(BERLIN, 2026, 6, 30, 23, 30), at(BERLIN, 2026, 7, 1, 0, 15)),
+        ("7:00", at(BERLIN, 2026, 12, 31, 23, 30), at(BERLIN, 2027, 1, 1, 7, 0)),
+        ("12:00 am", at(BERLIN, 2026, 6, 10, 23, 30), at(BERLIN, 2026, 6, 11, 0, 0)),
+        ("12:00 pm", at(BERLIN, 2026, 6, 10, 11, 0), at(BERLIN, 2026, 6, 10, 12, 0)),
+        ("12:00", at(BERLIN, 2026, 6, 10, 11, 0), at(BERLIN, 2026, 6, 10, 12, 0)),
+        ("12:00", at(BERLIN, 2026, 6, 10, 13, 0), at(BERLIN, 2026, 6, 11, 0, 0)),
+        # Tomorrow is tomorrow's date, even when today's time is still ahead.
+        ("tomorrow 7:00 am", at(BERLIN, 2026, 6, 10, 6, 0), at(BERLIN, 2026, 6, 11, 7, 0)),
+        ("tomorrow 7:00 pm", at(BERLIN, 2026, 6, 10, 6, 0), at(BERLIN, 2026, 6, 11, 19, 0)),
+        ("tomorrow 7:00", at(BERLIN, 2026, 6, 10, 22, 0), at(BERLIN, 2026, 6, 11, 7, 0)),
+        ("tomorrow 12:00", at(BERLIN, 2026, 6, 10, 22, 0), at(BERLIN, 2026, 6, 11, 12, 0)),
+        ("Tomorrow 8:30 AM", at(BERLIN, 2026, 6, 30, 22, 0), at(BERLIN, 2026, 7, 1, 8, 30)),
+        ("tomorrow 19:30", at(BERLIN, 2026, 6, 10, 6, 0), at(BERLIN, 2026, 6, 11, 19, 30)),
+        # ISO 8601: without an offset in now's zone, with one converted, past or not.
+        ("2026-06-12T09:30", at(BERLIN, 2026, 6, 10, 6, 0), at(BERLIN, 2026, 6, 12, 9, 30)),
+        ("2026-06-12 09:30:15", at(BERLIN, 2026, 6, 10, 6, 0), at(BERLIN, 2026, 6, 12, 9, 30, 15)),
+        ("2026-06-12T09:30:00+00:00", at(BERLIN, 2026, 6, 10, 6, 0), at(BERLIN, 2026, 6, 12, 11, 30)),
+        ("2026-06-12T09:30:00Z", at(BERLIN, 2026, 6, 10, 6, 0), at(BERLIN, 2026, 6, 12, 11, 30)),
+        ("2026-06-01T09:30", at(BERLIN, 2026, 6, 10, 6, 0), at(BERLIN, 2026, 6, 1, 9, 30)),
+    ],
+)
+def test_resolve_at(text: str, now: datetime, expected: datetime) -> None:
+    when = resolve_at(text, now)
+    assert when == expected
+    assert when.tzinfo is now.tzinfo
+    assert (when.hour, when.minute) == (expected.hour, expected.minute)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "soon",
+        "7",
+        "25:00",
+        "7:60",
+        "13:00 pm",
+        "0:30 am",
+        "yesterday 7:00",
+        "2026-06-12",
+        "2026-13-01T10:00",
+    ],
+)
+def test_resolve_at_refuses_anything_else(text: str) -> None:
+    with pytest.raises(ValueError, match=r"time|ISO"):
+        resolve_at(text, at(BERLIN, 2026, 6, 10, 6, 0))
+
+
+def test_resolve_at_needs_an_aware_now() -> None:
+    with pytest.raises(ValueError, match="aware"):
+        resolve_at("7:00", datetime(2026, 6, 10, 6, 0))
+
+
+def test_every_at_string_parse_at_writes_is_one_resolve_at_reads() -> None:
+    now = at(BERLIN, 2026, 6, 10, 6, 0)
+    for text in ("at 7", "at 7 pm", "tomorrow at noon", "at quarter to nine", "at 19:30", "at midnight"):
+        at_string = parse_at(text)
+        assert at_string is not None
+        assert resolve_at(at_string, now) > now
+
+
+# --- DST -----------------------------------------------------------------------------------------
+
+
+def test_a_time_in_the_spring_gap_moves_forward_by_the_gap() -> None:
+    # Berlin, 2026-03-29: 02:00 CET becomes 03:00 CEST; 02:30 does not exist.
+    now = at(BERLIN, 2026, 3, 29, 1, 0)
+    for text in ("2:30", "2:30 am"):
+        when = resolve_at(text, now)
+        assert (when.hour, when.minute, when.utcoffset()) == (3, 30, timedelta(hours=2))
+        assert when.astimezone(UTC) - now.astimezone(UTC) == timedelta(hours=1, minutes=30)
+    tomorrow = resolve_at("tomorrow 2:30 am", at(BERLIN, 2026, 3, 28, 22, 0))
+    assert tomorrow == at(BERLIN, 2026, 3, 29, 3, 30)
+    assert resolve_at("2026-03-29T02:30", at(BERLIN, 2026, 3, 28, 12, 0)) == at(BERLIN, 2026, 3, 29, 3, 30)
+
+
+def test_an_ambiguous_time_in_the_autumn_fold_is_the_first() -> None:
+    # Berlin, 2026-10-25: 03:00 CEST becomes 02:00 CET; 02:30 happens twice.
+    when = resolve_at("2:30 am", at(BERLIN, 2026, 10, 25, 1, 0))
+    assert (when.hour, when.minute, when.fold, when.utcoffset()) == (2, 30, 0, timedelta(hours=2))
+    iso = resolve_at("2026-10-25T02:30", at(BERLIN, 2026, 10, 24, 12, 0))
+    assert (iso.fold, iso.utcoffset()) == (0, timedelta(hours=2))
+
+
+def test_in_the_fold_after_the_first_the_second_is_next() -> None:
+    first_passed = at(BERLIN, 2026, 10, 25, 2, 45)  # 02:45 CEST, before the clocks go back
+    when = resolve_at("2:30 am", first_passed)
+    assert (when.hour, when.minute, when.fold, when.utcoffset()) == (2, 30, 1, timedelta(hours=1))
+    assert when.astimezone(UTC) - first_passed.astimezone(UTC) == timedelta(minutes=45)
+    both_passed = at(BERLIN, 2026, 10, 25, 2, 45, fold=1)  # 02:45 CET, after
+    assert resolve_at("2:30 am", both_passed) == at(BERLIN, 2026, 10, 26, 2, 30)
+
+
+def test_new_york_gap_and_fold() -> None:
+    # 2026-03-08: 02:00 EST becomes 03:00 EDT. 2026-11-01: 02:00 EDT becomes 01:00 EST.
+    spring = resolve_at("2:30 am", at(NEW_YORK, 2026, 3, 8, 0, 30))
+    assert (spring.hour, spring.minute, spring.utcoffset()) == (3, 30, timedelta(hours=-4))
+    autumn = resolve_at("1:30 am", at(NEW_YORK, 2026, 11, 1, 0, 30))
+    assert (autumn.hour, autumn.minute, autumn.fold, autumn.utcoffset()) == (1, 30, 0, timedelta(hours=-4))
+    # The next 7 o'clock after the change is still 07:00 on the wall clock.
+    assert resolve_at("7:00", at(NEW_YORK, 2026, 11, 1, 0, 30)) == at(NEW_YORK, 2026, 11, 1, 7, 0)
+
+
+def test_a_duration_across_the_autumn_change_is_real_elapsed_time() -> None:
+    # A 1-hour timer set at 01:30 EDT rings at 01:30 EST: the clock shows the same time, an hour later.
+    now = at(NEW_YORK, 2026, 11, 1, 1, 30)
+    due = due_after(now, 3600)
+    assert (due.hour, due.minute, due.fold, due.utcoffset()) == (1, 30, 1, timedelta(hours=-5))
+    assert due.astimezone(UTC) - now.astimezone(UTC) == timedelta(hours=1)
+    # Wall-clock arithmetic (what due_after avoids) would be two real hours.
+    naive = now + timedelta(hours=1)
+    assert naive.astimezone(UTC) - now.astimezone(UTC) == timedelta(hours=2)
+    # Berlin: 02:30 CEST + 1 hour is 02:30 CET.
+    berlin = due_after(at(BERLIN, 2026, 10, 25, 2, 30), 3600)
+    assert (berlin.hour, berlin.minute, berlin.fold) == (2, 30, 1)
+
+
+def test_a_duration_across_the_spring_change_is_real_elapsed_time() -> None:
+    due = due_after(at(BERLIN, 2026, 3, 29, 1, 30), 3600)  # 01:30 CET + 1 hour
+    assert (due.hour, due.minute, due.utcoffset()) == (3, 30, timedelta(hours=2))
+
+
+def test_due_after_needs_an_aware_now() -> None:
+    with pytest.raises(ValueError, match="aware"):
+        due_after(datetime(2026, 6, 10, 6, 0), 60)
+
+
+# --- spoken replies ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("seconds", "spoken"),
+    [
+        (600, "10 minutes"),
+        (5400, "1 hour 30 minutes"),
+        (45, "45 seconds"),
+        (60, "1 minute"),
+        (1, "1 second"),
+        (7200, "2 hours"),
+        (3661, "1 hour 1 minute 1 second"),
+        (0, "0 seconds"),
+    ],
+)
+def test_describe_duration(seconds: int, spoken: str) -> None:
+    assert describe_duration(seconds) == spoken
+
+
+def test_describe_duration_refuses_a_negative() -> None:
+    with pytest.raises(ValueError, match="negative"):
+        describe_duration(-1)
+
+
+NOW = at(BERLIN, 2026, 6, 10, 6, 0)  # a Wednesday
+
+
+@pytest.mark.parametrize(
+    ("when", "spoken"),
+    [
+        (at(BERLIN, 2026, 6, 10, 7, 0), "at 7:00 AM"),
+        (at(BERLIN, 2026, 6, 10, 0, 5), "at 12:05 AM"),
+        (at(BERLIN, 2026, 6, 10, 12, 0), "at 12:00 PM"),
+        (at(BERLIN, 2026, 6, 11, 7, 0), "tomorrow at 7:00 AM"),
+        (at(BERLIN, 2026, 6, 15, 21, 30), "on Monday at 9:30 PM"),
+        (at(BERLIN, 2026, 7, 3, 8, 0), "on Friday 3 July at 8:00 AM"),
+        (at(BERLIN, 2027, 1, 4, 8, 0), "on Monday 4 January 2027 at 8:00 AM"),
+        (at(BERLIN, 2026, 6, 9, 8, 0), "yesterday at 8:00 AM"),
+        # In now's zone, whatever the zone of ``when``.
+        (datetime(2026, 6, 10, 17, 0, tzinfo=UTC), "at 7:00 PM"),
+    ],
+)
+def test_describe_at(when: datetime, spoken: str) -> None:
+    assert describe_at(when, NOW) == spoken
