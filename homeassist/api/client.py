@@ -53,23 +53,16 @@ async def ask_daemon(settings: Settings, text: str, timeout_s: float | None = No
 
 async def set_mute(settings: Settings, muted: bool) -> dict[str, Any]:
     """Mute or unmute the running daemon; DaemonNotRunningError when there is none."""
-    path = token_path(settings)
-    try:
-        token = read_token(path)
-    except PermissionError as err:
-        raise HomeassistError(
-            f"cannot read the API token {path}: run as the homeassist user or with sudo"
-        ) from err
-    if token is None:
-        raise DaemonNotRunningError(f"homeassist is not running here (no API token at {path})")
+    token = _daemon_token(settings)
     response = await _post(settings, "/mute" if muted else "/unmute", token, None, 10.0)
     if response is None:
         raise DaemonNotRunningError(f"homeassist is not running (nothing answers at {api_base(settings)})")
     return _json(response)
 
 
-async def timers(settings: Settings, cancel: str | None = None) -> dict[str, Any]:
-    """The running daemon's pending timers, or (``cancel``) cancel one; DaemonNotRunningError."""
+def _daemon_token(settings: Settings, why: str = "") -> str:
+    """The token of the daemon this command must reach; an error saying what to do when unreadable
+    or absent (no daemon ever ran here)."""
     path = token_path(settings)
     try:
         token = read_token(path)
@@ -78,10 +71,13 @@ async def timers(settings: Settings, cancel: str | None = None) -> dict[str, Any
             f"cannot read the API token {path}: run as the homeassist user or with sudo"
         ) from err
     if token is None:
-        raise DaemonNotRunningError(
-            f"homeassist is not running here (no API token at {path}); timers live in the daemon: "
-            "homeassist run"
-        )
+        raise DaemonNotRunningError(f"homeassist is not running here (no API token at {path}){why}")
+    return token
+
+
+async def timers(settings: Settings, cancel: str | None = None) -> dict[str, Any]:
+    """The running daemon's pending timers, or (``cancel``) cancel one; DaemonNotRunningError."""
+    token = _daemon_token(settings, "; timers live in the daemon: homeassist run")
     headers = {"Authorization": f"Bearer {token}"}
     try:
         async with httpx.AsyncClient(timeout=httpx.Timeout(10, connect=CONNECT_TIMEOUT_S)) as client:

@@ -288,9 +288,7 @@ class Daemon:
         await self.scheduler.start()
         component.set("ready", f"{len(self.scheduler.pending())} pending")
         try:
-            while True:
-                component.beat()
-                await asyncio.sleep(MONITOR_S)
+            await _beat_forever(component)
         finally:
             await self.scheduler.stop()
 
@@ -377,9 +375,7 @@ class Daemon:
         await api.start()
         component.set("ready", f"http://{settings.host}:{settings.port}")
         try:
-            while True:
-                component.beat()
-                await asyncio.sleep(MONITOR_S)
+            await _beat_forever(component)
         finally:
             await api.stop()
 
@@ -513,6 +509,13 @@ class Daemon:
         )
         self.notifier.ready(self.status_line())
         return restart
+
+
+async def _beat_forever(component: Component) -> None:
+    """A part that works on its own (a server, the scheduler): alive as long as the loop runs."""
+    while True:
+        component.beat()
+        await asyncio.sleep(MONITOR_S)
 
 
 def _changed_keys(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> set[str]:
