@@ -188,6 +188,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging_settings = loaded.settings.logging
         if getattr(args, "log_level", None):
             logging_settings = logging_settings.model_copy(update={"level": args.log_level})
+        elif args.command == "doctor":  # its table says it all; INFO lines would only interleave
+            logging_settings = logging_settings.model_copy(update={"level": "WARNING"})
         # Only the daemon writes the automatic log file; one-shot commands log to stderr.
         auto = auto_log_file(state_dir(loaded.settings)) if args.command == "run" else None
         setup_logging(logging_settings, auto_file=auto)
