@@ -20,8 +20,8 @@ from typing import Any, TextIO
 from homeassist.config.settings import LoggingSettings
 from homeassist.errors import ConfigError
 
-# Libraries that log every HTTP request at INFO; their lines are noise at our INFO level.
-_CHATTY = ("httpx", "httpcore", "urllib3", "asyncio")
+# Libraries that log every HTTP request (or every job run) at INFO; noise at our INFO level.
+_CHATTY = ("httpx", "httpcore", "urllib3", "asyncio", "apscheduler")
 _HANDLER_TAG = "_homeassist_handler"
 
 
