@@ -22,7 +22,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -32,38 +31,13 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import httpx
+from benchlib import free_port, percentile, proc_cpu_s, proc_status
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = {
     "time question": ["what time is it"],
     "device command": ["turn on the kitchen light", "turn off the kitchen light"],
 }
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def percentile(samples: list[float], fraction: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
-
-
-def proc_status(pid: int) -> dict[str, int]:
-    values: dict[str, int] = {}
-    for line in Path(f"/proc/{pid}/status").read_text(encoding="utf-8").splitlines():
-        key, _, rest = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
-            values[key] = int(rest.split()[0])
-    return values
-
-
-def proc_cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8").rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def fail(log: Path, why: str) -> NoReturn:

@@ -36,7 +36,6 @@ import os
 import re
 import resource
 import signal
-import socket
 import statistics
 import sys
 import tempfile
@@ -50,6 +49,8 @@ import numpy as np
 import numpy.typing as npt
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from benchlib import figures, free_port, proc_cpu_s, proc_status
 
 from homeassist.audio.capture import FRAME_SECONDS, SAMPLE_RATE, AudioFrame, WavSource
 from homeassist.audio.endpoint import Endpointer, Event, Utterance
@@ -113,29 +114,6 @@ QUICK_E2E = 5
 # Helpers
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def percentile(samples: Sequence[float], fraction: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
-
-
-def figures(samples: Sequence[float]) -> dict[str, float]:
-    if not samples:
-        return {"n": 0, "p50": float("nan"), "p95": float("nan"), "max": float("nan")}
-    return {
-        "n": len(samples),
-        "p50": statistics.median(samples),
-        "p95": percentile(samples, 0.95),
-        "max": max(samples),
-    }
-
-
 def normalise(text: str) -> str:
     """Lower case, "%" spelled out, punctuation gone, single spaces, padded with spaces for word search."""
     text = text.lower().replace("%", " percent").replace("’", "'")
@@ -146,22 +124,6 @@ def normalise(text: str) -> str:
 def has_key_words(transcript: str, keys: Sequence[Sequence[str]]) -> bool:
     padded = normalise(transcript)
     return all(any(f" {word} " in padded for word in group) for group in keys)
-
-
-def proc_status(pid: int | str = "self") -> dict[str, int]:
-    """VmRSS, VmHWM (kB) and Threads from /proc/PID/status."""
-    values: dict[str, int] = {}
-    for line in Path(f"/proc/{pid}/status").read_text(encoding="utf-8").splitlines():
-        key, _, rest = line.partition(":")
-        if key in ("VmRSS", "VmHWM", "Threads"):
-            values[key] = int(rest.split()[0])
-    return values
-
-
-def proc_cpu_s(pid: int) -> float:
-    """User + system CPU seconds of a process (its threads included), from /proc/PID/stat."""
-    fields = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8").rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def self_cpu_s() -> float:

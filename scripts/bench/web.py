@@ -19,7 +19,6 @@ import argparse
 import asyncio
 import json
 import logging
-import statistics
 import sys
 import tempfile
 import time
@@ -28,6 +27,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+
+from benchlib import figures  # noqa: E402 (beside this script)
 
 from homeassist.config.loader import load_settings  # noqa: E402 (after the path is set)
 from homeassist.tools.executor import ToolExecutor  # noqa: E402
@@ -38,20 +39,6 @@ TARGET_COLD_S = 3.0
 TARGET_WARM_S = 1.5
 RESOLVER_RULES = "--host-resolver-rules=MAP * 127.0.0.1:9, EXCLUDE 127.0.0.1, EXCLUDE localhost"
 QUERIES = ("weather in paris today", "kiwi birds", "train times to lyon", "paris museums", "tide tables")
-
-
-def percentile(samples: list[float], fraction: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
-
-
-def figures(samples: list[float]) -> dict[str, float]:
-    return {
-        "n": len(samples),
-        "p50": statistics.median(samples),
-        "p95": percentile(samples, 0.95),
-        "max": max(samples),
-    }
 
 
 def memory_kib(pid: int) -> tuple[int, int, str]:

@@ -17,40 +17,19 @@ import asyncio
 import json
 import logging
 import os
-import socket
-import statistics
 import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from benchlib import figures, free_port
+
 from homeassist.config.loader import load_settings
 from homeassist.daemon import build_runtime
 from homeassist.zwave.sim import DEFAULT_HOME, SimulatedHome
 
 TARGET_P50_MS = 60.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def percentile(samples: list[float], fraction: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
-
-
-def figures(samples: list[float]) -> dict[str, float]:
-    return {
-        "n": len(samples),
-        "p50": statistics.median(samples),
-        "p95": percentile(samples, 0.95),
-        "max": max(samples),
-    }
 
 
 async def timed(
