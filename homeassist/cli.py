@@ -518,7 +518,7 @@ def _tools(loaded: LoadedConfig, *, as_json: bool) -> int:
 
 
 def classify_stream(stdin: TextIO, stdout: TextIO, *, jsonl: bool) -> int:
-    """One JSON line out per line in: ``{"text", "kind", "confidence", "command"}``.
+    """One JSON line out per line in: ``{"text", "kind", "confidence", "command", "also", ...}``.
 
     A line that cannot be read gives ``{"text": null, "error": ...}`` in its place, so outputs stay
     aligned with inputs; the exit status is then 1.

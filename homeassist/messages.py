@@ -66,16 +66,21 @@ class Intent:
     kind: IntentKind
     confidence: float
     command: Command | None = None
+    #: Other kinds the routing could not rule out: the model gets their tools too ("make the bedroom
+    #: cosy" routed ``general`` but close to ``device`` gets the device tools).
+    also: tuple[IntentKind, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.kind not in INTENT_KINDS:
-            raise ValueError(f"unknown intent kind {self.kind!r}; expected one of {', '.join(INTENT_KINDS)}")
+        for kind in (self.kind, *self.also):
+            if kind not in INTENT_KINDS:
+                raise ValueError(f"unknown intent kind {kind!r}; expected one of {', '.join(INTENT_KINDS)}")
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
             "confidence": self.confidence,
             "command": self.command.to_dict() if self.command else None,
+            "also": list(self.also),
         }
 
     @classmethod
@@ -85,6 +90,7 @@ class Intent:
             kind=data["kind"],
             confidence=float(data["confidence"]),
             command=Command.from_dict(command) if command else None,
+            also=tuple(data.get("also") or ()),
         )
 
 

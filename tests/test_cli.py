@@ -106,7 +106,7 @@ def test_classify_plain_lines(cli_env: dict[str, str]) -> None:
     assert result.returncode == 0
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert [line["kind"] for line in lines] == ["datetime", "general", "timer"]
-    assert all(set(line) == {"text", "kind", "confidence", "command"} for line in lines)
+    assert all({"text", "kind", "confidence", "command", "also"} <= set(line) for line in lines)
     assert lines[0]["command"] == {"tool": "get_current_datetime", "args": {}}
     assert lines[1]["command"] is None
 

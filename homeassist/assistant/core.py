@@ -107,7 +107,7 @@ class Assistant:
                 intent = self.classifier.classify(text, self.devices.home(), follow_up)
             elif intent.kind == "device":
                 unavailable = ZWaveUnavailableError(self.devices.unavailable_reason())
-        tools = self.tools.tools_for(intent.kind)
+        tools = self.tools.tools_for(intent.kind, *intent.also)
         runnable = intent.command is not None and intent.command.tool in {t.name for t in tools}
 
         actions: list[ToolResult] = []

@@ -47,9 +47,11 @@ class ToolManager:
     def __init__(self, executor: ToolExecutor) -> None:
         self._executor = executor
 
-    def tools_for(self, kind: IntentKind) -> list[BaseTool]:
-        """The registered tools of a kind's tier, in tier order."""
-        tools = (self._executor.get(name) for name in TIERS[kind])
+    def tools_for(self, kind: IntentKind, *also: IntentKind) -> list[BaseTool]:
+        """The registered tools of a kind's tier, in tier order, then those of the ``also`` tiers that
+        are not in it yet (an unsure route gets the union of the tiers in question)."""
+        names = dict.fromkeys(name for tier in (kind, *also) for name in TIERS[tier])
+        tools = (self._executor.get(name) for name in names)
         return [tool for tool in tools if tool is not None]
 
     def describe(self) -> dict[IntentKind, dict[str, list[str]]]:

@@ -125,7 +125,7 @@ def classify_cli(rows: list[Row]) -> tuple[list[str], float]:
     if len(outputs) != len(rows):
         raise SystemExit(f"{PROG}: homeassist classify --jsonl answered {len(outputs)} lines for {len(rows)}")
     for row, out in zip(rows, outputs, strict=True):
-        if set(out) != CLI_KEYS or out["text"] != row["text"] or out["kind"] not in INTENT_KINDS:
+        if not set(out) >= CLI_KEYS or out["text"] != row["text"] or out["kind"] not in INTENT_KINDS:
             raise SystemExit(
                 f"{PROG}: homeassist classify --jsonl: unexpected line for {row['text']!r}: {out}"
             )
