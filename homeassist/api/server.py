@@ -3,12 +3,20 @@
 - ``POST /ask {"text"}`` (token): the same JSON as ``homeassist ask --json``. 401 without the token,
   400 for a body that is not ``{"text": "..."}``, 413 for a body over 64 KiB, 503 with ``Retry-After``
   when the queue is full or the daemon is stopping, 504 when no answer came in ``[api]
-  request_timeout_s``. Nothing is ever dropped silently.
+  request_timeout_s``, 408 for a body that does not arrive within ``body_timeout_s``. Nothing is ever
+  dropped silently.
 - ``GET /health``: 200 ``{"status": "ok"|"degraded", "components": {...}}`` while serving, 503 while
   starting or stopping.
 - ``GET /metrics``: Prometheus' text format.
+- ``/health`` and ``/metrics`` need no token, so they answer only a ``Host`` of 127.0.0.1, localhost,
+  ::1 or the configured host (403 otherwise): a web page that rebinds its own name to 127.0.0.1 sends
+  that name, and must not read them.
 - ``POST /mute``, ``POST /unmute`` (token): stop and resume listening.
 - ``GET /timers``, ``DELETE /timers/ID`` (token): the pending timers; cancel one (404: no such one).
+
+Connections: one that sends no complete request head within ``idle_timeout_s`` (nothing, half a
+header, or nothing more after an answer) is closed, so clients that connect and stay silent cannot
+use up the daemon's file descriptors.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from aiohttp import web
 
@@ -32,6 +41,20 @@ _LOGGER = logging.getLogger(__name__)
 MAX_BODY = 64 * 1024
 MAX_TEXT = 2000
 STOPPING_RETRY_S = 30
+#: A connection without a complete request head for this long is closed (aiohttp's keep-alive timer,
+#: which runs from the moment a connection is made until its request head is read).
+IDLE_TIMEOUT_S = 15.0
+#: An ``/ask`` body must arrive within this long.
+BODY_TIMEOUT_S = 15.0
+#: After an answer sent before its request's body was read, the rest is read (and dropped) this long,
+#: so that the client sees the answer rather than a reset connection; then the connection closes.
+LINGER_S = 2.0
+#: On stop, requests in flight get this long to finish (within the daemon's bound for the API).
+STOP_TIMEOUT_S = 2.0
+#: Names that mean this machine, whatever the configured host.
+LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+#: Listening addresses that are no name a client would send.
+WILDCARDS = frozenset({"", "0.0.0.0", "::"})
 
 
 @dataclass
@@ -48,12 +71,34 @@ class ApiHooks:
 
 
 class ControlAPI:
-    def __init__(self, hooks: ApiHooks, *, host: str, port: int, request_timeout_s: float) -> None:
+    def __init__(
+        self,
+        hooks: ApiHooks,
+        *,
+        host: str,
+        port: int,
+        request_timeout_s: float,
+        idle_timeout_s: float = IDLE_TIMEOUT_S,
+        body_timeout_s: float = BODY_TIMEOUT_S,
+    ) -> None:
         self.hooks = hooks
         self.host = host
         self.port = port
         self.request_timeout_s = request_timeout_s
+        self.idle_timeout_s = idle_timeout_s
+        self.body_timeout_s = body_timeout_s
+        configured = host.strip("[]").lower()
+        self._hosts = LOCAL_HOSTS | ({configured} if configured not in WILDCARDS else set())
         self._runner: web.AppRunner | None = None
+
+    def allowed_host(self, header: str) -> bool:
+        """Whether a ``Host`` header names this machine: 127.0.0.1, localhost, ::1 or the configured
+        host, with any port."""
+        try:
+            name = urlsplit(f"//{header.strip()}").hostname or ""
+        except ValueError:  # an unbalanced bracket
+            return False
+        return name.rstrip(".") in self._hosts
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=MAX_BODY)
@@ -68,7 +113,14 @@ class ControlAPI:
 
     async def start(self) -> None:
         """Listen; an address in use raises OSError (the supervisor retries)."""
-        runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
+        runner = web.AppRunner(
+            self.app(),
+            access_log=None,
+            handle_signals=False,
+            keepalive_timeout=self.idle_timeout_s,
+            lingering_time=LINGER_S,
+            shutdown_timeout=STOP_TIMEOUT_S,
+        )
         await runner.setup()
         site = web.TCPSite(runner, self.host, self.port, reuse_address=True)
         try:
@@ -90,9 +142,14 @@ class ControlAPI:
         if not authorized(request.headers.get("Authorization"), self.hooks.token()):
             return _unauthorized()
         try:
-            raw = await request.read()
+            async with asyncio.timeout(self.body_timeout_s):
+                raw = await request.read()
         except web.HTTPRequestEntityTooLarge:
             return _error(413, f"the body is larger than {MAX_BODY // 1024} KiB")
+        except TimeoutError:
+            response = _error(408, f"the body did not arrive within {self.body_timeout_s:g} s")
+            response.force_close()
+            return response
         try:
             body = json.loads(raw)
         except (ValueError, RecursionError):  # not JSON, not UTF-8, too deep, a number too long
@@ -130,12 +187,21 @@ class ControlAPI:
         return web.json_response(reply.to_public(), dumps=_dumps)
 
     async def _health(self, request: web.Request) -> web.Response:
+        if not self._local(request):
+            return _foreign_host()
         serving, body = self.hooks.health()
         return web.json_response(body, status=200 if serving else 503, dumps=_dumps)
 
     async def _metrics(self, request: web.Request) -> web.Response:
+        if not self._local(request):
+            return _foreign_host()
         payload, content_type = self.hooks.metrics()
         return web.Response(body=payload, headers={"Content-Type": content_type})
+
+    def _local(self, request: web.Request) -> bool:
+        # No Host at all (HTTP/1.0) is no browser's request: a web page cannot leave it out.
+        header = request.headers.get("Host")
+        return header is None or self.allowed_host(header)
 
     async def _mute(self, request: web.Request) -> web.Response:
         return await self._set_mute(request, True)
@@ -178,6 +244,10 @@ def _dumps(obj: Any) -> str:
 def _error(status: int, message: str, *, retry_after: int | None = None) -> web.Response:
     headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
     return web.json_response({"error": message}, status=status, headers=headers)
+
+
+def _foreign_host() -> web.Response:
+    return _error(403, "this endpoint answers only 'Host: 127.0.0.1', 'localhost' or [api] host")
 
 
 def _unauthorized() -> web.Response:

@@ -339,3 +339,136 @@ async def test_an_address_in_use_raises_and_stop_releases_the_port() -> None:
         with pytest.raises(httpx.ConnectError):
             await client.get(f"http://127.0.0.1:{port}/health")
     await first.stop()  # a second stop is harmless
+
+
+# --- hostile or careless clients ---------------------------------------------------------------------
+
+#: The API's idle and body timeouts in these tests; the bound below only guards against a hang.
+SHORT_S = 0.3
+CLOSED_BOUND_S = 10.0
+
+
+@pytest.fixture
+async def impatient() -> AsyncIterator[tuple[FakeDaemon, int]]:
+    """An API that closes idle and slow connections after ``SHORT_S``."""
+    daemon = FakeDaemon()
+    port = free_port()
+    api = ControlAPI(
+        daemon.hooks(),
+        host="127.0.0.1",
+        port=port,
+        request_timeout_s=REQUEST_TIMEOUT_S,
+        idle_timeout_s=SHORT_S,
+        body_timeout_s=SHORT_S,
+    )
+    await asyncio.wait_for(api.start(), BOUND_S)
+    try:
+        yield daemon, port
+    finally:
+        await asyncio.wait_for(api.stop(), BOUND_S)
+
+
+async def _closed_by_server(reader: asyncio.StreamReader) -> bytes:
+    """Everything the server sends until it closes the connection (fails the test after the bound)."""
+    received = b""
+    try:
+        async with asyncio.timeout(CLOSED_BOUND_S):
+            while chunk := await reader.read(4096):
+                received += chunk
+    except TimeoutError:
+        pytest.fail(f"the server kept the connection open for {CLOSED_BOUND_S:g} s (got {received[:80]!r})")
+    except ConnectionResetError:
+        pass
+    return received
+
+
+@pytest.mark.parametrize(
+    "sent",
+    [b"", b"GET /health HTTP/1.1\r\nHo", b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n"],
+    ids=["nothing", "half a header", "headers without their end"],
+)
+async def test_idle_and_half_sent_connections_are_closed(
+    impatient: tuple[FakeDaemon, int], sent: bytes
+) -> None:
+    _, port = impatient
+    connections = [await asyncio.open_connection("127.0.0.1", port) for _ in range(50)]
+    try:
+        for _, writer in connections:
+            writer.write(sent)
+        for reader, _ in connections:
+            await _closed_by_server(reader)
+    finally:
+        for _, writer in connections:
+            writer.close()
+
+
+async def test_an_idle_keep_alive_connection_is_closed(impatient: tuple[FakeDaemon, int]) -> None:
+    _, port = impatient
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        answer = await _closed_by_server(reader)
+    finally:
+        writer.close()
+    assert answer.startswith(b"HTTP/1.1 200 ")
+
+
+async def test_a_body_that_stops_coming_is_408_and_the_connection_closed(
+    impatient: tuple[FakeDaemon, int],
+) -> None:
+    daemon, port = impatient
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(
+            b"POST /ask HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + TOKEN.encode() + b"\r\n"
+            b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n" + b'{"text": "turn'
+        )
+        answer = await _closed_by_server(reader)
+    finally:
+        writer.close()
+    assert answer.startswith(b"HTTP/1.1 408 "), answer[:200]
+    assert daemon.submitted == []
+
+
+async def test_the_api_answers_while_idle_connections_are_open(impatient: tuple[FakeDaemon, int]) -> None:
+    _, port = impatient
+    connections = [await asyncio.open_connection("127.0.0.1", port) for _ in range(50)]
+    try:
+        async with httpx.AsyncClient(timeout=BOUND_S, trust_env=False) as client:
+            response = await client.get(f"http://127.0.0.1:{port}/health")
+        assert response.status_code == 200
+    finally:
+        for _, writer in connections:
+            writer.close()
+
+
+@pytest.mark.parametrize("path", ["/health", "/metrics"])
+@pytest.mark.parametrize(
+    "host", ["evil.example", "evil.example:8765", "127.0.0.1.evil.example", "localhost.evil.example:80"]
+)
+async def test_health_and_metrics_refuse_a_foreign_host(served: Served, path: str, host: str) -> None:
+    """A web page that rebinds its own name to 127.0.0.1 sends its own name as ``Host``."""
+    response = await served.client.get(path, headers={"Host": host})
+    assert response.status_code == 403
+    assert "Host" in response.json()["error"]
+    assert "homeassist_up" not in response.text
+    assert "components" not in response.text
+
+
+@pytest.mark.parametrize("path", ["/health", "/metrics"])
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.1:8765", "localhost", "LocalHost:8765", "[::1]:8765"])
+async def test_health_and_metrics_answer_a_local_host(served: Served, path: str, host: str) -> None:
+    response = await served.client.get(path, headers={"Host": host})
+    assert response.status_code == 200
+
+
+async def test_the_configured_host_is_allowed_but_not_a_wildcard() -> None:
+    daemon = FakeDaemon()
+    api = ControlAPI(daemon.hooks(), host="192.168.1.5", port=free_port(), request_timeout_s=1)
+    assert api.allowed_host("192.168.1.5:8765")
+    assert api.allowed_host("localhost")
+    assert not api.allowed_host("evil.example")
+    wildcard = ControlAPI(daemon.hooks(), host="0.0.0.0", port=free_port(), request_timeout_s=1)
+    assert not wildcard.allowed_host("0.0.0.0:8765")
+    assert not wildcard.allowed_host("evil.example")
+    assert wildcard.allowed_host("127.0.0.1:8765")
