@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from homeassist.config.loader import private_file
 from homeassist.messages import Reply
 
 _LOGGER = logging.getLogger(__name__)
@@ -111,6 +112,8 @@ class Stats:
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if not self._ready:
+            private_file(self.path)  # 0600 whatever the umask; SQLite gives its WAL files the same mode
         with closing(sqlite3.connect(self.path, timeout=5.0)) as db:
             db.execute("PRAGMA synchronous=NORMAL")  # with WAL: safe against crashes, no fsync per row
             if not self._ready:

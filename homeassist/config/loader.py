@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tomllib
 import typing
 from collections.abc import Mapping
@@ -73,6 +74,42 @@ def state_dir(settings: Settings, env: Mapping[str, str] | None = None) -> Path:
         return Path(env["STATE_DIRECTORY"].split(":")[0])
     base = env.get("XDG_STATE_HOME") or str(Path(env.get("HOME", str(Path.home()))) / ".local" / "state")
     return Path(base) / "homeassist"
+
+
+#: The daemon's files, and its state directory: for its user only, whatever the umask.
+PRIVATE_FILE = 0o600
+PRIVATE_DIR = 0o700
+
+
+def private_dir(path: Path) -> Path:
+    """``path`` as a directory only its user may enter: created 0700 (parents as the umask says), or
+    narrowed to 0700 when others may. Blocking; raises OSError."""
+    path.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
+    if stat.S_IMODE(path.stat().st_mode) & 0o077:
+        path.chmod(PRIVATE_DIR)
+    return path
+
+
+def private_file(path: Path) -> Path:
+    """``path`` as a file only its user may read: created empty (0600) when missing, or narrowed to
+    0600 when others may read it. Blocking; raises OSError."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE))
+    except FileExistsError:
+        if stat.S_IMODE(path.stat().st_mode) & 0o077:
+            path.chmod(PRIVATE_FILE)
+    return path
+
+
+def private_state(path: Path) -> Path:
+    """The state directory made private (0700), and every file in it that others could read made 0600
+    (files an older version or another umask left open). Blocking; raises OSError."""
+    private_dir(path)
+    for child in path.iterdir():
+        info = child.lstat()
+        if stat.S_ISREG(info.st_mode) and stat.S_IMODE(info.st_mode) & 0o077:
+            child.chmod(PRIVATE_FILE)
+    return path
 
 
 def load_settings(
