@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import stat
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from homeassist.config.loader import private_dir, private_file, private_state
@@ -15,6 +20,7 @@ from homeassist.config.settings import LoggingSettings
 from homeassist.logs import AUTO, setup_logging
 from homeassist.messages import Intent, Reply
 from homeassist.stats import Stats
+from tests.conftest import REPO
 
 
 def mode(path: Path) -> int:
@@ -106,3 +112,49 @@ def test_the_stats_database_is_private(tmp_path: Path, open_umask: int) -> None:
     assert mode(path) == 0o600
     for companion in path.parent.glob("stats.sqlite3-*"):  # SQLite's WAL files take the database's mode
         assert mode(companion) == 0o600
+
+
+@pytest.mark.timeout(180)
+def test_the_daemon_keeps_its_state_private_under_an_open_umask(cli_env: dict[str, str]) -> None:
+    """``homeassist run`` outside systemd, started with umask 022, over a state directory an older
+    version left open."""
+    state = Path(cli_env["HOMEASSIST_PATHS__STATE_DIR"])
+    state.mkdir(mode=0o755)
+    state.chmod(0o755)
+    (state / "homeassist.log").write_text("", encoding="utf-8")
+    (state / "homeassist.log").chmod(0o644)
+    env = cli_env | {"HOMEASSIST_AUDIO__INPUT": "none"}
+    url = f"http://127.0.0.1:{env['HOMEASSIST_API__PORT']}/health"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "homeassist", "run"],
+        env=env,
+        cwd=REPO,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        umask=0o022,
+    )
+    try:
+        deadline = time.monotonic() + 120  # a hang guard
+        while not _serving(url):
+            assert process.poll() is None, (state / "homeassist.log").read_text(encoding="utf-8")[-3000:]
+            assert time.monotonic() < deadline, "the daemon did not start serving"
+            time.sleep(0.1)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    assert mode(state) == 0o700
+    created = {path.name: mode(path) for path in state.iterdir() if path.is_file()}
+    assert {"homeassist.log", "jobs.sqlite3", "api-token"} <= created.keys()
+    assert created == dict.fromkeys(created, 0o600)
+
+
+def _serving(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=2, trust_env=False).status_code == 200
+    except httpx.HTTPError:
+        return False

@@ -20,11 +20,13 @@ import asyncio
 import contextlib
 import gc
 import logging
+import os
 import re
 import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any, TextIO
 
 from homeassist import __version__
@@ -32,7 +34,7 @@ from homeassist.api.server import ApiHooks, ControlAPI
 from homeassist.api.token import ensure_token, token_path
 from homeassist.audio.pipeline import VoiceLoop
 from homeassist.audio.voice import build_voice
-from homeassist.config.loader import LoadedConfig, load_settings, state_dir
+from homeassist.config.loader import LoadedConfig, load_settings, private_file, private_state, state_dir
 from homeassist.config.settings import Settings
 from homeassist.daemon.console import run_console
 from homeassist.daemon.notify import Notifier, watchdog
@@ -144,6 +146,7 @@ class Daemon:
 
     async def _start(self) -> None:
         settings = self.settings
+        await asyncio.to_thread(_private_state, state_dir(settings))
         self.token = await asyncio.to_thread(ensure_token, token_path(settings))
         run = self.supervisor.run
         run("requests", self.queue.run)
@@ -511,6 +514,16 @@ class Daemon:
         return restart
 
 
+def _private_state(state: Path) -> None:
+    """The state directory 0700 and its files 0600 (the job store made before the scheduler opens it),
+    whatever the umask or an older version left. A failure is said and the daemon goes on."""
+    try:
+        private_state(state)
+        private_file(state / SCHEDULER_FILE)
+    except OSError as err:
+        _LOGGER.warning("Could not make the state directory %s private to this user: %s", state, err)
+
+
 async def _beat_forever(component: Component) -> None:
     """A part that works on its own (a server, the scheduler): alive as long as the loop runs."""
     while True:
@@ -532,6 +545,12 @@ def _changed_keys(old: dict[str, Any], new: dict[str, Any], prefix: str = "") ->
 
 
 async def run_daemon(loaded: LoadedConfig, stdin: TextIO | None = None) -> int:
-    """``homeassist run``: the daemon until SIGTERM or SIGINT; its exit status."""
-    daemon = Daemon(loaded, stdin=stdin if stdin is not None else sys.stdin)
-    return await daemon.run()
+    """``homeassist run``: the daemon until SIGTERM or SIGINT; its exit status. Whatever it creates
+    (databases, the browser's profile, replies kept as WAV) is private to its user, as under systemd's
+    ``UMask=0077``."""
+    umask = os.umask(0o077)
+    try:
+        daemon = Daemon(loaded, stdin=stdin if stdin is not None else sys.stdin)
+        return await daemon.run()
+    finally:
+        os.umask(umask)
