@@ -258,4 +258,5 @@ class VoiceLoop:
             heard.events.append("cancelled")
             raise
         except Exception:
-            _LOGGER.exception("Could not answer %r", heard.transcript.text)
+            _LOGGER.exception("Could not answer an utterance")
+            _LOGGER.debug("The utterance not answered: %r", heard.transcript.text)

@@ -172,7 +172,8 @@ class Speaker:
                 else:
                     self.spoken.append(await self._speak(sentence))
             except SpeakerError as err:
-                _LOGGER.warning("Could not speak %r: %s", sentence[:40], err)
+                _LOGGER.warning("Could not speak a sentence: %s", err)
+                _LOGGER.debug("The sentence not spoken: %r", sentence)
             except Exception:
                 _LOGGER.exception("Speaker failed")
             finally:

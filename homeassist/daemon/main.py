@@ -52,6 +52,7 @@ from homeassist.scheduler.service import FILE_NAME as SCHEDULER_FILE
 from homeassist.scheduler.service import Job, Scheduler, SchedulerError
 from homeassist.tools.clock import resolve_timezone
 from homeassist.web.build import purge_browser_logs
+from homeassist.web.fallback import search_query, without_query
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -231,13 +232,13 @@ class Daemon:
         error = (reply.error or "").split(":", 1)[0]
         model = self.supervisor.components.get("model")
         if model is not None and error.startswith("Model"):
-            model.set("degraded", reply.error or error)
+            model.set("degraded", component_reason(reply))
         elif model is not None and "model" in reply.timings_ms and not error:
             model.set("ready")
         web = self.supervisor.components.get("web")
         if web is not None and self.runtime.web is not None:
             if error == "WebSearchError":
-                web.set("degraded", reply.error or error)
+                web.set("degraded", component_reason(reply))
             elif "web" in reply.timings_ms and not error.startswith("WebSearch"):
                 web.set("ready", "browser running")
 
@@ -300,7 +301,8 @@ class Daemon:
         if job.kind == "device":
             tool, args = str(job.payload.get("tool", "")), dict(job.payload.get("args", {}))
             result = await self.runtime.executor.execute(tool, args, caller="scheduler")
-            _LOGGER.info("Scheduled %s for %s: %s", tool, args.get("device", "?"), result.content)
+            _LOGGER.info("Scheduled %s: %s", tool, "done" if result.ok else "failed")
+            _LOGGER.debug("Scheduled %s for %s: %s", tool, args.get("device", "?"), result.content)
             if not result.ok:
                 raise SchedulerError(result.content)
             return result.content
@@ -325,14 +327,15 @@ class Daemon:
             if why == "missed"
             else f"Your {label} was interrupted when I stopped, so it may not have finished."
         )
-        _LOGGER.warning("%s %s %s: %s", job.kind, job.id, why, text)
+        _LOGGER.warning("%s %s %s; telling the user", job.kind, job.id, why)
+        _LOGGER.debug("%s %s %s: %s", job.kind, job.id, why, text)
         await self._announce(text, ring=False)
 
     async def _announce(self, text: str, *, ring: bool) -> None:
         """Say ``text`` once the request in flight is answered; a ringing one repeats (with a tone)
         until dismissed ("stop") or for ``[scheduler] ring_s``."""
         await self.queue.wait_idle()
-        _LOGGER.info("Announcing: %s", text)
+        _LOGGER.debug("Announcing: %s", text)
         voice = self.voice
         if voice is None or (voice.speaker.device is None and not voice.speaker.wav_dir):
             return
@@ -512,6 +515,15 @@ class Daemon:
         )
         self.notifier.ready(self.status_line())
         return restart
+
+
+def component_reason(reply: Reply) -> str:
+    """A failed request's error as a component's reason (shown by ``/health``): no URL's query and
+    nothing of what was said or searched for."""
+    reason = reply.error or ""
+    for said in (reply.request, search_query(reply.request)):
+        reason = without_query(reason, said)
+    return reason
 
 
 def _private_state(state: Path) -> None:

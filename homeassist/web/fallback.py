@@ -12,6 +12,9 @@ Contract:
 - Searches run one at a time (one browser tab), each bounded by ``budget_s`` from the moment it is
   asked, waiting for an earlier search included. A search cut short leaves the browser as it is; the
   next one navigates away.
+- What was searched for never leaves ``search`` in an error or a WARNING line: an error's message
+  (which becomes the reply's ``error``, and so a component's reason in ``/health``) has the URLs'
+  queries and the words themselves left out (``without_query``); the words are logged at DEBUG only.
 - The first result is opened only when ``open_first_result`` is on and the result's origin is one of
   ``allowed_origins`` (the browser refuses every other origin anyway).
 """
@@ -25,7 +28,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
-from urllib.parse import quote_plus, urlsplit
+from urllib.parse import quote, quote_plus, urlsplit
 
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
@@ -59,6 +62,10 @@ _LEAD = re.compile(
     r"find out|look up)\s+",
     re.IGNORECASE,
 )
+#: A URL's query and fragment: what a search URL carries the search words in.
+_URL_QUERY = re.compile(r"""(\b[a-z][a-z0-9+.-]*://[^\s?#'"<>]*)[?#][^\s'"<>]*""", re.IGNORECASE)
+#: Stands for what was left out.
+ELIDED = "…"
 _TRAIL = re.compile(
     r"(?:[\s,]+(?:please|for me|on the (?:web|internet)|online))+\s*[?.!]*\s*$|[?.!]+\s*$", re.I
 )
@@ -184,6 +191,10 @@ class WebSearchFallback:
             error = err
         elapsed = round((time.perf_counter() - start) * 1000, 3)
         if error is not None:
+            _LOGGER.debug("Web search for %r failed: %s", query, error)
+            private = without_query(str(error), query)
+            if private != str(error):
+                error = type(error)(private, spoken=error.spoken)
             fix = SEARXNG_HINT if isinstance(error, WebSearchBlocked) else _fix(actions)
             _LOGGER.warning("Web search failed after %.0f ms: %s; %s", elapsed, error, fix)
         else:
@@ -203,7 +214,9 @@ class WebSearchFallback:
         await self._run(NAVIGATE, {"url": url}, actions)
         page = parse_snapshot(await self._run(SNAPSHOT, {}, actions))
         if page.is_challenge():
-            raise WebSearchBlocked(f"{urlsplit(url).netloc} answered with a bot check ({page.title!r})")
+            # A title that repeats the search words is left out (the error is logged and kept).
+            title = ELIDED if _mentions(page.title, query) else page.title
+            raise WebSearchBlocked(f"{urlsplit(url).netloc} answered with a bot check ({title!r})")
         results = extract_results(page, limit=self.max_results)
         page_text = ""
         if self.open_first_result and results:
@@ -227,6 +240,23 @@ def search_query(text: str) -> str:
     query = _LEAD.sub("", text, count=1)
     query = _TRAIL.sub("", query).strip()
     return query or text.strip()
+
+
+def without_query(message: str, query: str = "") -> str:
+    """``message`` with no trace of a search: every URL's query and fragment left out, and ``query``
+    itself, as typed or URL-encoded (a page title may repeat it)."""
+    message = _URL_QUERY.sub(rf"\1?{ELIDED}", message)
+    words = query.strip()
+    for form in sorted({words, quote_plus(words), quote(words)}, key=len, reverse=True):
+        if len(form) >= 2:
+            message = re.sub(re.escape(form), ELIDED, message, flags=re.IGNORECASE)
+    return message
+
+
+def _mentions(text: str, query: str) -> bool:
+    """Whether ``text`` has a word of ``query`` in it (words of three letters or more)."""
+    words = set(re.findall(r"\w{3,}", query.lower()))
+    return bool(words & set(re.findall(r"\w{3,}", text.lower())))
 
 
 def origin(url: str) -> str:
