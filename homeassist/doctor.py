@@ -337,7 +337,7 @@ async def _check_ollama(settings: Settings) -> list[Check]:
 
 async def _check_ollama_model(url: str, model: str) -> Check:
     installed: list[str] | None = None
-    async with httpx.AsyncClient(timeout=HTTP_TIMEOUT_S) as client:
+    async with httpx.AsyncClient(timeout=HTTP_TIMEOUT_S, trust_env=False) as client:
         try:
             response = await client.post(f"{url}/api/show", json={"model": model})
             body = response.json()

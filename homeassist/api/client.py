@@ -80,7 +80,9 @@ async def timers(settings: Settings, cancel: str | None = None) -> dict[str, Any
     token = _daemon_token(settings, "; timers live in the daemon: homeassist run")
     headers = {"Authorization": f"Bearer {token}"}
     try:
-        async with httpx.AsyncClient(timeout=httpx.Timeout(10, connect=CONNECT_TIMEOUT_S)) as client:
+        async with httpx.AsyncClient(
+            timeout=httpx.Timeout(10, connect=CONNECT_TIMEOUT_S), trust_env=False
+        ) as client:
             if cancel is None:
                 response = await client.get(api_base(settings) + "/timers", headers=headers)
             else:
@@ -96,7 +98,7 @@ async def timers(settings: Settings, cancel: str | None = None) -> dict[str, Any
 
 async def daemon_running(settings: Settings) -> bool:
     try:
-        async with httpx.AsyncClient(timeout=CONNECT_TIMEOUT_S) as client:
+        async with httpx.AsyncClient(timeout=CONNECT_TIMEOUT_S, trust_env=False) as client:
             response = await client.get(api_base(settings) + "/health")
     except httpx.HTTPError:
         return False
@@ -108,7 +110,7 @@ async def _post(
 ) -> httpx.Response | None:
     timeout = httpx.Timeout(timeout_s + 5, connect=CONNECT_TIMEOUT_S)
     try:
-        async with httpx.AsyncClient(timeout=timeout) as client:
+        async with httpx.AsyncClient(timeout=timeout, trust_env=False) as client:
             return await client.post(
                 api_base(settings) + path, json=body, headers={"Authorization": f"Bearer {token}"}
             )

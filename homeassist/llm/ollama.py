@@ -71,7 +71,8 @@ class OllamaClient(ChatClient):
             num_ctx=settings.num_ctx,
             keep_alive=settings.keep_alive,
             reasoning=False,  # sends think: false; thinking costs seconds on a 0.6B model
-            client_kwargs={"timeout": timeout},
+            # No proxy from the environment: it would get every prompt (Ollama is local).
+            client_kwargs={"timeout": timeout, "trust_env": False},
             async_client_kwargs={"transport": self._transport},
         )
 
@@ -90,7 +91,9 @@ class OllamaClient(ChatClient):
         self._detected = True
         url, model = self.settings.base_url, self.settings.model
         try:
-            async with httpx.AsyncClient(timeout=min(PROBE_TIMEOUT_S, self.settings.timeout_s)) as client:
+            async with httpx.AsyncClient(
+                timeout=min(PROBE_TIMEOUT_S, self.settings.timeout_s), trust_env=False
+            ) as client:
                 version = (await client.get(f"{url}/api/version")).json().get("version", "")
                 shown = await client.post(f"{url}/api/show", json={"model": model})
         except (httpx.HTTPError, ValueError) as err:
@@ -142,7 +145,7 @@ class OllamaClient(ChatClient):
         body = {"model": self.settings.model, "messages": [], "keep_alive": self.settings.keep_alive}
         start = time.perf_counter()
         try:
-            async with httpx.AsyncClient(timeout=self.settings.timeout_s) as client:
+            async with httpx.AsyncClient(timeout=self.settings.timeout_s, trust_env=False) as client:
                 response = await client.post(f"{url}/api/chat", json=body)
         except httpx.HTTPError as err:
             _LOGGER.warning(

@@ -61,7 +61,7 @@ class UnavailableModelClient:
 async def probe_ollama(url: str, timeout_s: float) -> str:
     """Ollama's version at ``url``; raises ModelUnreachableError naming the URL and the fix."""
     try:
-        async with httpx.AsyncClient(timeout=timeout_s) as client:
+        async with httpx.AsyncClient(timeout=timeout_s, trust_env=False) as client:
             response = await client.get(f"{url}/api/version")
             response.raise_for_status()
             version = response.json().get("version", "unknown")

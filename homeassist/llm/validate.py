@@ -305,7 +305,7 @@ class _Validator:
 
     async def run(self) -> list[Check]:
         checks: list[Check] = []
-        async with httpx.AsyncClient(timeout=self.probe_timeout) as http:
+        async with httpx.AsyncClient(timeout=self.probe_timeout, trust_env=False) as http:
             self.http = http
             try:
                 for names, step in self.steps():
