@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 from aiohttp import web
 
 from homeassist.api.token import authorized
+from homeassist.config.loader import listens_beyond_loopback
 from homeassist.daemon.requests import QueueFullError, ShuttingDownError
 from homeassist.errors import HomeassistError
 from homeassist.messages import Reply
@@ -130,6 +131,12 @@ class ControlAPI:
             raise
         self._runner = runner
         _LOGGER.info("Control API listening on http://%s:%d", self.host, self.port)
+        if listens_beyond_loopback(self.host):
+            _LOGGER.warning(
+                "[api] host = %r: the control API is reachable from other machines; anyone on the network "
+                "can read /health and /metrics (sending 'Host: 127.0.0.1') and try tokens on /ask",
+                self.host,
+            )
 
     async def stop(self) -> None:
         if self._runner is not None:

@@ -10,6 +10,7 @@ variable), the key, what was found and what is allowed.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import stat
@@ -110,6 +111,30 @@ def private_state(path: Path) -> Path:
         if stat.S_ISREG(info.st_mode) and stat.S_IMODE(info.st_mode) & 0o077:
             child.chmod(PRIVATE_FILE)
     return path
+
+
+def listens_beyond_loopback(host: str) -> bool:
+    """Whether a listening address can be reached from other machines (``0.0.0.0``, ``::``, a LAN
+    address, a name other than localhost)."""
+    if host.lower() in ("localhost", "localhost."):
+        return False
+    try:
+        return not ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a host name: it may resolve to anything
+        return True
+
+
+def config_warnings(settings: Settings) -> list[str]:
+    """What is allowed but exposes the home: said by ``config check`` and in the daemon's log."""
+    warnings = []
+    host = settings.api.host
+    if settings.api.enabled and listens_beyond_loopback(host):
+        warnings.append(
+            f"[api] host = {host!r} serves the control API beyond this machine: anyone on the network "
+            "can read /health and /metrics and try tokens on /ask; use '127.0.0.1' unless a trusted "
+            "network needs it (and firewall the port)"
+        )
+    return warnings
 
 
 def load_settings(

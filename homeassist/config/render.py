@@ -7,9 +7,11 @@ import re
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from homeassist.config.loader import Key, LoadedConfig, state_dir
+from homeassist.config.loader import Key, LoadedConfig, config_warnings, state_dir
 
 MASK = "********"
+#: A key TOML takes as it is; any other (``qwen3:0.6b``) is written as a quoted string.
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _SECRET_KEY = re.compile(r"(^|_)(api_key|password|passwd|secret|token)$")
 
 
@@ -54,6 +56,7 @@ def effective_dict(loaded: LoadedConfig) -> dict[str, Any]:
 def render_toml(loaded: LoadedConfig) -> str:
     """The effective settings as TOML, each value not from the defaults annotated with its source."""
     lines = [f"# configuration file: {loaded.path if loaded.path else 'none (embedded defaults)'}"]
+    lines += [f"# WARNING: {warning}" for warning in config_warnings(loaded.settings)]
     data = effective_dict(loaded)
     resolved_state = state_dir(loaded.settings)
     for section, values in data.items():
@@ -69,13 +72,13 @@ def render_toml(loaded: LoadedConfig) -> str:
 
 def _render_table(lines: list[str], prefix: Key, values: dict[str, Any], origins: dict[Key, str]) -> None:
     lines.append("")
-    lines.append(f"[{'.'.join(prefix)}]")
+    lines.append(f"[{'.'.join(toml_key(part) for part in prefix)}]")
     tables = []
     for key, value in values.items():
         if isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
             tables.append((key, value))
             continue
-        line = f"{key} = {toml_value(value)}"
+        line = f"{toml_key(key)} = {toml_value(value)}"
         origin = origins.get((*prefix, key))
         if origin:
             line += f"  # from {origin}"
@@ -83,6 +86,11 @@ def _render_table(lines: list[str], prefix: Key, values: dict[str, Any], origins
     for key, value in tables:
         for name, sub in value.items():
             _render_table(lines, (*prefix, key, name), sub, origins)
+
+
+def toml_key(key: str) -> str:
+    """A TOML key: bare when it can be, else a quoted string."""
+    return key if _BARE_KEY.fullmatch(key) else json.dumps(key, ensure_ascii=False)
 
 
 def toml_value(value: Any) -> str:
@@ -96,7 +104,7 @@ def toml_value(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
     if isinstance(value, dict):
-        return "{ " + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()) + " }"
+        return "{ " + ", ".join(f"{toml_key(k)} = {toml_value(v)}" for k, v in value.items()) + " }"
     if value is None:
         return '""'
     raise TypeError(f"cannot write {type(value).__name__} as TOML")
