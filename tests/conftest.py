@@ -1,7 +1,13 @@
-"""Shared fixtures: an isolated environment, free ports, and the CLI run as a real process."""
+"""Shared fixtures: an isolated environment, free ports, the CLI run as a real process, bounded waits.
+
+Tests wait for what they expect with :func:`wait_until` / :func:`wait_until_async` (a bounded poll of the
+condition) or on an event, never with a fixed sleep; a bound there only guards against a hang, so it is
+generous, and no test asserts how fast something happened (those figures are ``scripts/bench/``'s).
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import select
@@ -10,7 +16,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -72,6 +78,37 @@ def free_port() -> int:
         return port
 
 
+#: How often a bounded poll looks again: short next to anything a test waits for.
+POLL_S = 0.02
+
+
+def _failure(timeout_s: float, what: str | Callable[[], str]) -> str:
+    return f"not within {timeout_s:g} s (a hang guard): {what() if callable(what) else what}"
+
+
+def wait_until(check: Callable[[], object], timeout_s: float, what: str | Callable[[], str] = "") -> None:
+    """Return as soon as ``check()`` is true; fail the test after ``timeout_s``, saying ``what`` was awaited.
+
+    ``timeout_s`` only guards against a hang: make it generous (a loaded machine is slow), never a figure.
+    """
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        if time.monotonic() >= deadline:
+            pytest.fail(_failure(timeout_s, what))
+        time.sleep(POLL_S)
+
+
+async def wait_until_async(
+    check: Callable[[], object], timeout_s: float, what: str | Callable[[], str] = ""
+) -> None:
+    """:func:`wait_until` for a coroutine: polls without blocking the event loop."""
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        if time.monotonic() >= deadline:
+            pytest.fail(_failure(timeout_s, what))
+        await asyncio.sleep(POLL_S)
+
+
 @pytest.fixture
 def closed_url() -> str:
     return f"http://127.0.0.1:{free_port()}"
@@ -104,9 +141,10 @@ def cli_env(tmp_path: Path) -> dict[str, str]:
 
 
 def run_cli(
-    *args: str, env: dict[str, str], stdin: str = "", timeout: float = 60
+    *args: str, env: dict[str, str], stdin: str = "", timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
-    """``python -m homeassist ARGS`` as a separate process, as a user would run it."""
+    """``python -m homeassist ARGS`` as a separate process, as a user would run it (``timeout``: a hang
+    guard, generous for a loaded machine)."""
     return subprocess.run(
         [sys.executable, "-m", "homeassist", *args],
         input=stdin,

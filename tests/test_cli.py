@@ -7,11 +7,12 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from tests.conftest import REPO, TEST_RESOLVER_RULES, free_port, run_cli
+import httpx
+
+from tests.conftest import REPO, TEST_RESOLVER_RULES, free_port, run_cli, wait_until
 from tests.llm.standin import OllamaStandIn, reply
 from tests.llm.test_validate import script as validate_script
 from tests.web.search_site import SearchSite
@@ -28,7 +29,9 @@ from tests.zwave.conftest import (
 
 
 def test_ask_time_json(cli_env: dict[str, str]) -> None:
+    before = datetime.now(UTC).replace(microsecond=0)  # the tool reports whole seconds
     result = run_cli("ask", "what time is it", "--json", env=cli_env)
+    after = datetime.now(UTC)
     assert result.returncode == 0, result.stderr
     reply = json.loads(result.stdout)
     assert set(reply) >= {"text", "reply", "intent", "path", "local", "actions", "timings_ms"}
@@ -40,7 +43,7 @@ def test_ask_time_json(cli_env: dict[str, str]) -> None:
     assert set(action) == {"tool", "args", "ok", "result"}
     assert action["tool"] == "get_current_datetime" and action["ok"] is True and action["args"] == {}
     reported = datetime.fromisoformat(json.loads(action["result"])["iso"])
-    assert abs((datetime.now(UTC) - reported).total_seconds()) < 30
+    assert before <= reported <= after  # the time when it was asked, however long the process took
     assert reply["timings_ms"]["total"] > 0
     assert reply["reply"].startswith("It's ")
 
@@ -169,13 +172,17 @@ def test_run_answers_typed_requests_and_keeps_running_after_end_of_input(
             assert daemon.stdin is not None
             daemon.stdin.write("what time is it\n\nwhat day is it\n")
             daemon.stdin.close()
-            deadline = time.monotonic() + 60
-            while "Console input ended" not in err.read_text():
-                assert daemon.poll() is None, err.read_text()
-                assert time.monotonic() < deadline, err.read_text()
-                time.sleep(0.1)
-            time.sleep(0.5)
-            assert daemon.poll() is None  # the end of input stopped the console, not the daemon
+            wait_until(
+                lambda: daemon.poll() is not None or "Console input ended" in err.read_text(),
+                120,
+                err.read_text,
+            )
+            assert daemon.poll() is None, err.read_text()
+            # The end of input stopped the console, not the daemon: it still answers on its API (and
+            # below, it stops only on SIGTERM).
+            health = f"http://127.0.0.1:{cli_env['HOMEASSIST_API__PORT']}/health"
+            wait_until(lambda: daemon.poll() is not None or answers(health), 120, err.read_text)
+            assert daemon.poll() is None, err.read_text()
         finally:
             daemon.send_signal(signal.SIGTERM)
             code = daemon.wait(30)
@@ -184,6 +191,15 @@ def test_run_answers_typed_requests_and_keeps_running_after_end_of_input(
     assert len(answers) == 2
     assert answers[0].startswith("homeassist> It's ") and ("AM" in answers[0] or "PM" in answers[0])
     assert "Stopping (SIGTERM)" in err.read_text()
+
+
+def answers(url: str) -> bool:
+    """Whether anything answers an HTTP GET at ``url``."""
+    try:
+        httpx.get(url, timeout=5)
+    except httpx.HTTPError:
+        return False
+    return True
 
 
 def test_version_and_usage_errors(cli_env: dict[str, str]) -> None:
@@ -251,12 +267,10 @@ def test_devices_prints_the_home_as_a_table(cli_env: dict[str, str], sim_url: st
 def test_devices_with_zwave_down_exits_1_naming_the_url(cli_env: dict[str, str]) -> None:
     url = f"ws://127.0.0.1:{free_port()}"
     env = cli_env | {"HOMEASSIST_ZWAVE__URL": url}
-    started = time.monotonic()
-    result = run_cli("devices", env=env)
+    result = run_cli("devices", env=env)  # run_cli's timeout is the hang guard: it must give up on its own
     assert result.returncode == 1
     assert f"Z-Wave is unavailable: not connected to Z-Wave JS at {url}" in result.stderr
     assert "Traceback" not in result.stderr
-    assert time.monotonic() - started < 30  # bounded by the ready timeout, never hangs
 
 
 def test_one_shot_ask_starts_the_simulated_home_and_says_its_state_is_not_kept(

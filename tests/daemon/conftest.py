@@ -1,11 +1,11 @@
-"""The daemon as a process, for the tests of this package."""
+"""The daemon as a process, for the tests of this package. Every timeout here is a hang guard, generous
+for a loaded machine; no test asserts how long the daemon took."""
 
 from __future__ import annotations
 
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +14,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.conftest import REPO
+from tests.conftest import REPO, wait_until
 
 
 class Daemon:
@@ -44,14 +44,15 @@ class Daemon:
         return self.log.read_text(encoding="utf-8", errors="replace")
 
     def wait_for(self, check: Callable[[], bool], timeout_s: float, what: str) -> None:
-        deadline = time.monotonic() + timeout_s
-        while not check():
-            if self.process.poll() is not None:
-                code = self.process.returncode
-                pytest.fail(f"the daemon exited ({code}) waiting for {what}:\n{self.text()[-3000:]}")
-            if time.monotonic() > deadline:
-                pytest.fail(f"timed out waiting for {what}:\n{self.text()[-3000:]}")
-            time.sleep(0.1)
+        """A bounded poll of ``check`` (``timeout_s``: a hang guard); fails at once if the daemon exits."""
+        wait_until(
+            lambda: self.process.poll() is not None or check(),
+            timeout_s,
+            lambda: f"{what}; the daemon's log:\n{self.text()[-3000:]}",
+        )
+        if self.process.poll() is not None and not check():
+            code = self.process.returncode
+            pytest.fail(f"the daemon exited ({code}) waiting for {what}:\n{self.text()[-3000:]}")
 
     def health(self) -> dict[str, Any]:
         try:
@@ -64,13 +65,22 @@ class Daemon:
     def component(self, name: str) -> str:
         return str(self.health().get("components", {}).get(name, {}).get("state", ""))
 
-    def ask(self, text: str, timeout_s: float = 30) -> httpx.Response:
+    def ask(self, text: str, timeout_s: float = 60) -> httpx.Response:
         return httpx.post(
             self.url + "/ask",
             json={"text": text},
             headers={"Authorization": f"Bearer {self.token}"},
             timeout=timeout_s,
         )
+
+    def timers(self) -> list[dict[str, Any]]:
+        """The pending timers (``GET /timers``)."""
+        response = httpx.get(
+            self.url + "/timers", headers={"Authorization": f"Bearer {self.token}"}, timeout=30
+        )
+        response.raise_for_status()
+        timers: list[dict[str, Any]] = response.json()["timers"]
+        return timers
 
     def metrics(self) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
         text = httpx.get(self.url + "/metrics", timeout=5).text
@@ -80,7 +90,7 @@ class Daemon:
             for sample in family.samples
         }
 
-    def stop(self, timeout_s: float = 30) -> int:
+    def stop(self, timeout_s: float = 60) -> int:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
         try:
@@ -102,7 +112,7 @@ def start_daemon(cli_env: dict[str, str], tmp_path: Path) -> Iterator[Callable[.
             config,
         )
         started.append(daemon)
-        daemon.wait_for(lambda: daemon.health().get("status") in ("ok", "degraded"), 60, "the API")
+        daemon.wait_for(lambda: daemon.health().get("status") in ("ok", "degraded"), 120, "the API")
         return daemon
 
     yield start

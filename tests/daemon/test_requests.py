@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import AsyncIterator
 
 import pytest
@@ -16,8 +15,10 @@ from homeassist.errors import HomeassistError
 from homeassist.llm.base import SentenceSink
 from homeassist.messages import Intent, Reply
 
-#: The bound on every wait: everything here takes milliseconds.
-BOUND_S = 1.0
+#: A hang guard on every wait (everything here takes milliseconds; a loaded machine may take far longer).
+BOUND_S = 30.0
+#: finish()'s own bound where a test expects the request in flight to end well before it.
+FINISH_S = 10.0
 
 
 def reply_to(text: str) -> Reply:
@@ -210,9 +211,8 @@ async def test_finish_waits_for_the_request_in_flight() -> None:
     async with worker(queue):
         future = queue.submit("slow", "api")
         await asyncio.wait_for(handler.started.wait(), BOUND_S)
-        began = time.monotonic()
-        assert await asyncio.wait_for(queue.finish(BOUND_S), 2 * BOUND_S)
-        assert time.monotonic() - began < BOUND_S
+        # True: it waited for the request to be answered (a timeout would have abandoned it).
+        assert await asyncio.wait_for(queue.finish(FINISH_S), BOUND_S)
         assert future.result() == reply_to("slow")
         with pytest.raises(ShuttingDownError):
             queue.submit("late", "api")
@@ -226,7 +226,7 @@ async def test_finish_answers_the_request_in_flight_and_abandons_the_waiting_one
         in_flight = queue.submit("slow", "api")
         waiting = [queue.submit("next", "api"), queue.submit("last", "console")]
         await asyncio.wait_for(handler.started.wait(), BOUND_S)
-        assert not await asyncio.wait_for(queue.finish(BOUND_S), 2 * BOUND_S)
+        assert not await asyncio.wait_for(queue.finish(FINISH_S), BOUND_S)
         assert in_flight.result() == reply_to("slow")
         for future in waiting:
             assert future.done()
@@ -245,9 +245,8 @@ async def test_finish_abandons_a_request_that_takes_too_long(caplog: pytest.LogC
         stuck = queue.submit("stuck", "api")
         waiting = queue.submit("next", "voice")
         await asyncio.wait_for(handler.started.wait(), BOUND_S)
-        began = time.monotonic()
+        # "stuck" is never released: only finish()'s own timeout can end the wait.
         assert not await asyncio.wait_for(queue.finish(0.05), BOUND_S)
-        assert time.monotonic() - began < BOUND_S
         await settle()
         assert handler.cancelled == ["stuck"]
         with pytest.raises(ShuttingDownError):
@@ -290,14 +289,14 @@ async def test_finish_abandons_a_caller_waiting_for_a_slot() -> None:
 async def test_finish_with_nothing_to_do_is_clean() -> None:
     depths: list[int] = []
     queue = RequestQueue(Handler(), on_depth=depths.append)
-    assert await asyncio.wait_for(queue.finish(BOUND_S), BOUND_S)
+    assert await asyncio.wait_for(queue.finish(FINISH_S), BOUND_S)
     assert depths == [0]
 
 
 async def test_finish_without_a_worker_abandons_what_waits() -> None:
     queue = RequestQueue(Handler())
     future = queue.submit("a", "api")
-    assert not await asyncio.wait_for(queue.finish(BOUND_S), BOUND_S)
+    assert not await asyncio.wait_for(queue.finish(FINISH_S), BOUND_S)
     with pytest.raises(ShuttingDownError, match="stopped before answering"):
         future.result()
 

@@ -16,8 +16,8 @@ LOGGER = "homeassist.supervisor"
 BACKOFF = (0.01, 0.02)
 #: asyncio may wake a timer up to its clock's resolution early; this is far more than that.
 EARLY_S = 0.001
-#: The bound on every wait: everything here takes milliseconds.
-BOUND_S = 1.0
+#: A hang guard on every wait (everything here takes milliseconds; a loaded machine may take far longer).
+BOUND_S = 30.0
 
 Work = Callable[[Component], Awaitable[None]]
 
@@ -195,9 +195,7 @@ async def test_stop_cancels_a_running_work_within_the_timeout(caplog: pytest.Log
     task = supervisor.run("voice", work, backoff=BACKOFF)
     await watcher.until("ready")
 
-    began = time.monotonic()
     assert await supervisor.stop("voice", BOUND_S)
-    assert time.monotonic() - began < BOUND_S
     assert cancelled.is_set()
     assert task.cancelled()
     assert supervisor.components["voice"].state == "stopped"
@@ -213,12 +211,10 @@ async def test_stop_cancels_a_work_waiting_out_its_backoff() -> None:
         calls += 1
         raise HomeassistError("down")
 
-    task = supervisor.run("zwave", work, backoff=(30.0,))
+    task = supervisor.run("zwave", work, backoff=(3600.0,))  # far beyond BOUND_S: only stop() ends it
     await watcher.until("degraded")
 
-    began = time.monotonic()
     assert await supervisor.stop("zwave", BOUND_S)
-    assert time.monotonic() - began < BOUND_S
     assert task.cancelled()
     assert calls == 1
     assert supervisor.components["zwave"].state == "stopped"
@@ -273,9 +269,9 @@ async def test_status_and_to_dict() -> None:
         "voice": {"state": "starting"},
         "zwave": {"state": "degraded", "reason": "no connection"},
     }
-    for entry in snapshot.values():
-        assert isinstance(entry["heartbeat_age_s"], float)
-        assert 0.0 <= entry["heartbeat_age_s"] < BOUND_S
+    for name, entry in snapshot.items():
+        assert isinstance(entry["heartbeat_age_s"], float)  # rounded to 0.1 s; it only grows after
+        assert 0.0 <= entry["heartbeat_age_s"] <= round(supervisor.components[name].heartbeat_age_s(), 1)
 
     supervisor.components["zwave"].set("ready")
     assert supervisor.status() == "ok"
@@ -327,11 +323,11 @@ async def test_listeners_hear_every_change_and_only_changes(caplog: pytest.LogCa
 
 async def test_a_heartbeat_shows_signs_of_life() -> None:
     component = Component("voice", [])
-    component.heartbeat -= 5.0
-    assert component.heartbeat_age_s() >= 5.0
+    component.heartbeat -= 3600.0  # an hour without a sign of life
+    assert component.heartbeat_age_s() >= 3600.0
     component.beat()
-    assert component.heartbeat_age_s() < 1.0
-    component.heartbeat -= 5.0
+    assert component.heartbeat_age_s() < 3600.0  # reset: younger than the hour it had
+    component.heartbeat -= 3600.0
     component.set("starting")  # not a change, but a sign of life
-    assert component.heartbeat_age_s() < 1.0
-    assert component.to_dict()["heartbeat_age_s"] < 1.0
+    assert component.heartbeat_age_s() < 3600.0
+    assert component.to_dict()["heartbeat_age_s"] < 3600.0
