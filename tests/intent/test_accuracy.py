@@ -14,8 +14,11 @@ from homeassist.intent.classifier import IntentClassifier
 from tests.conftest import REPO
 
 DEV = REPO.parent / "shared" / "eval" / "dev.jsonl"
-FLOOR_ALL = 0.955
-FLOOR_SET = 0.91
+#: scripts/bench/classifier measured 0.974 overall (its learned half fitted on these rows), every set
+#: >= 0.937, device precision 0.993: the floors leave room for noise, not for a regression.
+FLOOR_ALL = 0.965
+FLOOR_SET = 0.92
+FLOOR_DEVICE_PRECISION = 0.98
 
 
 def scored_rows(path: Path) -> list[dict[str, object]]:
@@ -28,14 +31,22 @@ def test_routing_accuracy_on_dev_stays_above_the_floor() -> None:
     classifier = IntentClassifier()
     total: Counter[str] = Counter()
     right: Counter[str] = Counter()
+    routed_device = device_right = 0
     for row in scored_rows(DEV):
         home = row.get("home")
         kind = classifier.classify(str(row["text"]), home if isinstance(home, dict) else None).kind
         for key in ("all", str(row["set"])):
             total[key] += 1
             right[key] += kind == row["expected"]
+        if kind == "device":
+            routed_device += 1
+            device_right += row["expected"] == "device"
     accuracy = {key: right[key] / total[key] for key in total}
     summary = ", ".join(f"{key} {value:.3f}" for key, value in sorted(accuracy.items()))
     assert total["all"] > 5000, f"only {total['all']} scored rows in {DEV}"
     assert accuracy["all"] >= FLOOR_ALL, summary
     assert all(value >= FLOOR_SET for value in accuracy.values()), summary
+    # One in five device routes was not about a device on other sources: hold precision on dev.
+    assert device_right / routed_device >= FLOOR_DEVICE_PRECISION, (
+        f"device precision {device_right / routed_device:.3f}"
+    )
