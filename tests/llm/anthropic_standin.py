@@ -174,9 +174,15 @@ class ToolUse:
 
 @dataclass(frozen=True)
 class Pause:
-    """Send nothing for ``seconds``; what was sent before has already reached the client."""
+    """Send nothing for ``seconds``; what was sent before has already reached the client.
+
+    With ``until``: send nothing until the test sets that event (from any thread), so that it can check
+    what the client did meanwhile without timing it; ``seconds`` is then a hang guard (the event not set
+    by then, the connection is dropped).
+    """
 
     seconds: float
+    until: threading.Event | None = None
 
 
 @dataclass(frozen=True)
@@ -475,6 +481,16 @@ class AnthropicStandIn:
             return True
         return False
 
+    async def _pause(self, pause: Pause) -> bool:
+        """Wait out ``pause``; False if the stand-in is stopping meanwhile or its event was never set."""
+        if pause.until is None:
+            return await self._sleep(pause.seconds)
+        deadline = time.monotonic() + pause.seconds
+        while not pause.until.is_set():
+            if time.monotonic() >= deadline or not await self._sleep(0.005):
+                return False
+        return True
+
     # -- handlers ----------------------------------------------------------------------------------
 
     @staticmethod
@@ -691,7 +707,7 @@ class AnthropicStandIn:
         try:
             for event in turn.events:
                 if isinstance(event, Pause):
-                    if not await self._sleep(event.seconds):
+                    if not await self._pause(event):
                         return self._drop(request, response)
                 elif isinstance(event, Text):
                     if open_block != "text":
@@ -749,7 +765,7 @@ class AnthropicStandIn:
         output_tokens = 1
         for event in turn.events:
             if isinstance(event, Pause):
-                if not await self._sleep(event.seconds):
+                if not await self._pause(event):
                     return self._drop(request)
             elif isinstance(event, Text):
                 output_tokens += 1

@@ -112,9 +112,15 @@ class Chunk:
 
 @dataclass(frozen=True)
 class Pause:
-    """Send nothing for ``seconds``; what was sent before has already reached the client."""
+    """Send nothing for ``seconds``; what was sent before has already reached the client.
+
+    With ``until``: send nothing until the test sets that event (from any thread), so that it can check
+    what the client did meanwhile without timing it; ``seconds`` is then a hang guard (the event not set
+    by then, the connection is dropped).
+    """
 
     seconds: float
+    until: threading.Event | None = None
 
 
 @dataclass(frozen=True)
@@ -412,6 +418,16 @@ class OllamaStandIn:
             return True
         return False
 
+    async def _pause(self, pause: Pause) -> bool:
+        """Wait out ``pause``; False if the stand-in is stopping meanwhile or its event was never set."""
+        if pause.until is None:
+            return await self._sleep(pause.seconds)
+        deadline = time.monotonic() + pause.seconds
+        while not pause.until.is_set():
+            if time.monotonic() >= deadline or not await self._sleep(0.005):
+                return False
+        return True
+
     # -- handlers ----------------------------------------------------------------------------------
 
     @web.middleware
@@ -649,7 +665,7 @@ class OllamaStandIn:
         try:
             for event in turn.events:
                 if isinstance(event, Pause):
-                    if not await self._sleep(event.seconds):
+                    if not await self._pause(event):
                         return self._drop(request, response)
                 elif isinstance(event, Chunk):
                     await send(self._line(kind, model, event, done=False))
@@ -684,7 +700,7 @@ class OllamaStandIn:
         chunks = 0
         for event in turn.events:
             if isinstance(event, Pause):
-                if not await self._sleep(event.seconds):
+                if not await self._pause(event):
                     return self._drop(request)
             elif isinstance(event, Chunk):
                 content.append(event.content)

@@ -4,6 +4,7 @@ recovery, and every server failure told apart."""
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -159,13 +160,19 @@ async def test_results_given_as_context_come_before_the_question(
 
 async def test_sentences_are_handed_on_as_they_arrive(server: OllamaStandIn, make_client: MakeClient) -> None:
     client, _ = make_client()
-    server.script(stream(Chunk("It's sunny in "), Chunk("Paris today. "), Pause(2.0), Chunk("Take a hat.")))
-    sink = Sentences()
-    start = time.monotonic()
+    rest = threading.Event()  # the stand-in holds the rest of the answer until the first sentence is heard
+    server.script(
+        stream(Chunk("It's sunny in "), Chunk("Paris today. "), Pause(120, until=rest), Chunk("Take a hat."))
+    )
+    heard: list[tuple[str, bool]] = []
+
+    async def sink(sentence: str) -> None:
+        heard.append((sentence, rest.is_set()))
+        rest.set()
+
     answer = await client.answer("weather in paris", [], kind="web", on_sentence=sink)
-    assert sink.texts == ["It's sunny in Paris today.", "Take a hat."]
-    assert sink.heard[0][0] - start < 1.5  # before the pause ended
-    assert sink.heard[1][0] - start >= 2.0
+    # The first sentence was handed on while the model still held back the rest.
+    assert heard == [("It's sunny in Paris today.", False), ("Take a hat.", True)]
     assert answer.text == "It's sunny in Paris today. Take a hat."
 
 
@@ -319,11 +326,9 @@ async def test_model_not_pulled_says_how_to_pull_it(server: OllamaStandIn, make_
 
 async def test_a_silent_server_times_out(server: OllamaStandIn, make_client: MakeClient) -> None:
     client, _ = make_client(timeout_s="0.5")
-    server.script(hang(5))
-    start = time.monotonic()
+    server.script(hang(600))  # only the client's own timeout can end this (pytest's is the hang guard)
     with pytest.raises(ModelTimeoutError, match=r"within 0\.5 s \(\[ollama\] timeout_s\)"):
         await client.answer("hello", [], kind="general")
-    assert time.monotonic() - start < 3
 
 
 @pytest.mark.parametrize(
