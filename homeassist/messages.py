@@ -69,6 +69,12 @@ class Intent:
     #: Other kinds the routing could not rule out: the model gets their tools too ("make the bedroom
     #: cosy" routed ``general`` but close to ``device`` gets the device tools).
     also: tuple[IntentKind, ...] = ()
+    #: Said back instead of acting when the words do not name exactly one thing: a question ("Did you
+    #: mean the porch light or the porch lamp?") or why nothing was done ("There is no office here").
+    question: str = ""
+    #: For a question, the command each answer it offers runs (its ``device`` names the choice), in the
+    #: order the question says them; the next request may pick one ("the porch light", "the first one").
+    choices: tuple[Command, ...] = ()
 
     def __post_init__(self) -> None:
         for kind in (self.kind, *self.also):
@@ -81,6 +87,8 @@ class Intent:
             "confidence": self.confidence,
             "command": self.command.to_dict() if self.command else None,
             "also": list(self.also),
+            "question": self.question,
+            "choices": [c.to_dict() for c in self.choices],
         }
 
     @classmethod
@@ -91,6 +99,8 @@ class Intent:
             confidence=float(data["confidence"]),
             command=Command.from_dict(command) if command else None,
             also=tuple(data.get("also") or ()),
+            question=str(data.get("question") or ""),
+            choices=tuple(Command.from_dict(c) for c in data.get("choices") or ()),
         )
 
 

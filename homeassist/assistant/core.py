@@ -1,9 +1,13 @@
 """The Assistant: one request's text in, one Reply out.
 
 Order of work: classify (pure) -> pick the tier's tools -> a resolved local command runs through the
-ToolExecutor when ``prefer_local`` is on -> otherwise the model client answers with exactly the tier's
-tools. A model failure becomes a short spoken sentence (and, where the classifier resolved a command,
-the command still runs locally). One INFO summary line per request goes to the log.
+ToolExecutor when ``prefer_local`` is on; an Intent that carries a ``question`` instead ("Did you mean
+the porch light or the porch lamp?", "There is no office here...") is said back, nothing run, and its
+``choices`` wait ``follow_up_s`` for the answer ("the porch light", "the first one"), which runs the
+chosen command on the local path; the next request, whatever it is, ends the wait -> otherwise the
+model client answers with exactly the tier's tools. A model failure becomes a short spoken sentence
+(and, where the classifier resolved a command, the command still runs locally). One INFO summary line
+per request goes to the log.
 
 The web search (when there is one): a ``web`` request searches first and the model answers from the
 results with no tools bound; a ``general`` answer that says the model does not know (its sentences held
@@ -83,6 +87,8 @@ class Assistant:
         self.web = web
         self.store_transcripts = store_transcripts
         self._last_device: tuple[float, Command] | None = None
+        #: The commands the last reply's question offered, and when it was asked.
+        self._pending: tuple[float, tuple[Command, ...]] | None = None
 
     async def handle(self, text: str, *, on_sentence: SentenceSink | None = None) -> Reply:
         request_id = uuid.uuid4().hex[:8]
@@ -120,6 +126,10 @@ class Assistant:
             error = f"{type(unavailable).__name__}: {unavailable}"
             _LOGGER.warning("Request %s: Z-Wave unavailable: %s", request_id, unavailable)
             reply_text = unavailable.spoken
+        elif intent.question and self.prefer_local:
+            # Asked back (or told why not), nothing run: a command acts only on what was named.
+            path = "local"
+            reply_text = intent.question
         elif runnable and self.prefer_local:
             path = "local"
             reply_text = await self._run_local(text, intent, actions, timings)
@@ -167,6 +177,8 @@ class Assistant:
                         request_id, text, on_sentence, actions, recoveries, timings
                     )
         self._remember_device(actions)
+        asked = path == "local" and bool(intent.question) and bool(intent.choices)
+        self._pending = (time.monotonic(), intent.choices) if asked else None
         timings["total"] = _ms(start)
         reply = Reply(
             text=reply_text,
@@ -200,11 +212,14 @@ class Assistant:
         return reply
 
     def _follow_up(self) -> FollowUp | None:
-        """The last device command while ``follow_up_s`` has not run out ("turn it off" refers to it)."""
-        if self._last_device is None:
-            return None
-        at, command = self._last_device
-        return FollowUp(command) if time.monotonic() - at <= self.follow_up_s else None
+        """The last device command ("turn it off" refers to it) and the choices of a question just asked
+        ("the porch light" answers it), each while ``follow_up_s`` has not run out."""
+        now = time.monotonic()
+        last = self._last_device
+        command = last[1] if last is not None and now - last[0] <= self.follow_up_s else None
+        pending = self._pending
+        choices = pending[1] if pending is not None and now - pending[0] <= self.follow_up_s else ()
+        return FollowUp(command, choices) if command is not None or choices else None
 
     def _remember_device(self, actions: list[ToolResult]) -> None:
         for action in actions:

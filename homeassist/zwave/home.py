@@ -2,10 +2,13 @@
 
 Name and area come from Z-Wave JS itself (node name and location), aliases from ``[zwave] aliases``;
 the type (light, switch, cover, climate, lock, sensor) from the node's command classes and device
-class. ``resolve`` turns what a person said into devices: it forgives case, articles, plurals, word
-order and area prefixes ("the light in the kitchen"); it returns a group for an area or a plural type
-("the kitchen", "all the lights"); an ambiguous singular name is an error listing the candidates, an
-unknown one lists what exists. This module knows no LangChain.
+class. ``resolve`` turns what a person said (or the model passed) into devices, with the words of
+``homeassist.vocabulary`` (the same the classifier reads): it forgives case, articles, plurals, word
+order, area prefixes ("the light in the kitchen") and room synonyms ("the lounge lamp"); an area alone
+is its lights, never its switches, covers or locks, and a plural type noun is that type ("all the
+lights"). It never drops a word: a room the home lacks is an error saying so with the rooms there are,
+an ambiguous singular name an error listing the candidates, an unknown one lists what exists (with the
+closest name when one is close). This module knows no LangChain.
 """
 
 from __future__ import annotations
@@ -19,6 +22,22 @@ from typing import Any
 from zwave_js_server.model.node import Node
 
 from homeassist.errors import AmbiguousDeviceError, DeviceNotFoundError
+from homeassist.vocabulary import (
+    GROUP_WORDS,
+    TYPE_HINTS,
+    TYPE_NOUNS,
+    group_members,
+    is_plural,
+    missing_room,
+    no_such_room,
+    normalize_name,
+    room_names,
+    similarity,
+    singular,
+    words,
+)
+
+__all__ = ["Device", "Home", "build_devices", "device_type", "is_plural", "singular", "words"]
 
 # Command class ids used to derive types and find values.
 CC_BINARY_SWITCH = 37
@@ -31,54 +50,14 @@ CC_DOOR_LOCK = 98
 CC_WINDOW_COVERING = 106
 CC_NOTIFICATION = 113
 
-#: Words a person uses for each type, beyond the device's own name.
-TYPE_WORDS: dict[str, frozenset[str]] = {
-    "light": frozenset({"light", "lamp", "bulb", "lighting"}),
-    "switch": frozenset({"switch", "plug", "outlet", "socket"}),
-    "cover": frozenset({"blind", "shade", "curtain", "shutter", "cover", "window"}),
-    "climate": frozenset({"thermostat", "heating", "heater", "heat", "temperature", "climate"}),
-    "lock": frozenset({"lock", "door"}),
-    "sensor": frozenset({"sensor", "temperature", "humidity", "motion"}),
-}
-#: Nouns that, in a group request ("all the lights", "the kitchen plugs"), mean a type, not a name.
-TYPE_NOUNS: dict[str, str] = {
-    "light": "light",
-    "switch": "switch",
-    "plug": "switch",
-    "outlet": "switch",
-    "blind": "cover",
-    "shade": "cover",
-    "curtain": "cover",
-    "shutter": "cover",
-    "cover": "cover",
-    "thermostat": "climate",
-    "lock": "lock",
-    "sensor": "sensor",
-}
-_GROUP_WORDS = frozenset({"all", "every", "everything", "each", "whole", "entire"})
 _FILLER = frozenset(
     {"the", "a", "an", "my", "our", "in", "on", "at", "of", "to", "and", "please", "device", "devices"}
 )
+#: Said of the whole home ("all the lights in the house"): no narrower than "all".
+_WHOLE_HOME = frozenset({"house", "home", "everywhere"})
 _LIGHT_NAME = re.compile(r"\b(light|lamp|bulb|lighting)s?\b", re.IGNORECASE)
-
-
-def words(text: str) -> list[str]:
-    """Lower-case words without punctuation, each singular."""
-    return [singular(w) for w in re.findall(r"[a-z0-9]+", text.lower())]
-
-
-def singular(word: str) -> str:
-    if len(word) > 3 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith(("ches", "shes", "sses", "xes")):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
-
-
-def is_plural(text: str) -> bool:
-    return any(singular(w) != w for w in re.findall(r"[a-z0-9]+", text.lower()))
+#: A name said this close to a device's (``vocabulary.similarity``) is offered as "did you mean".
+SUGGEST_AT = 0.6
 
 
 @dataclass(frozen=True)
@@ -172,18 +151,37 @@ class Home:
         """The ``home`` shape the classifier reads (DESIGN.md)."""
         return {"devices": [d.to_home() for d in self.devices], "areas": self.areas, "floors": []}
 
+    @cached_property
+    def _rooms(self) -> list[tuple[tuple[str, ...], str]]:
+        """(words, area) for every phrase that names an area, synonyms included; longest first."""
+        found = {(tuple(words(phrase)), area) for area in self.areas for phrase in room_names(area)}
+        return sorted(found, key=lambda r: -len(r[0]))
+
+    @cached_property
+    def _vocabulary(self) -> frozenset[str]:
+        """Every word the home's names, aliases and rooms use, and the words of types."""
+        known = {w for d in self.devices for w in d.name_words | d.area_words}
+        known.update(w for a in (d.alias_words for d in self.devices) for ws in a for w in ws)
+        known.update(w for phrase, _ in self._rooms for w in phrase)
+        return frozenset(known | TYPE_NOUNS.keys() | frozenset().union(*TYPE_HINTS.values()))
+
     def in_area(self, area: str) -> list[Device]:
-        wanted = frozenset(words(area))
-        matches = [d for d in self.devices if d.area_words == wanted]
-        if not matches and area.strip():
-            raise DeviceNotFoundError(f'No area called "{area}". Areas: {", ".join(self.areas) or "none"}.')
-        return matches
+        said = [w for w in words(area) if w not in _FILLER]
+        room, rest = self._room_in(said)
+        if room is None or rest:
+            if not said:
+                return []
+            raise DeviceNotFoundError(no_such_room(" ".join(said), self.areas))
+        return [d for d in self.devices if d.area == room]
 
     def resolve(self, query: str) -> list[Device]:
-        """The device, or group of devices, that ``query`` names. Raises with the alternatives."""
+        """The device, or group of devices, that ``query`` names. Raises with the alternatives.
+
+        Every word counts: a word the home does not know is never dropped. An area alone means its
+        lights; a plural type noun its devices of that type ("all the lights" are lights only)."""
         said = [w for w in words(query) if w not in _FILLER]
-        wants_group = bool(set(said) & _GROUP_WORDS) or is_plural(query)
-        said = [w for w in said if w not in _GROUP_WORDS]
+        wants_group = bool(set(said) & GROUP_WORDS) or is_plural(query)
+        said = [w for w in said if w not in GROUP_WORDS and w not in _WHOLE_HOME]
         if not said:
             if wants_group:
                 return list(self.devices)
@@ -192,15 +190,20 @@ class Home:
         exact = [d for d in self.devices if wanted == d.name_words or wanted in d.alias_words]
         if len(exact) == 1:
             return exact
-        area = next((d.area_words for d in self.devices if d.area_words and d.area_words <= wanted), None)
-        if area is not None and wanted == area:
-            return [d for d in self.devices if d.area_words == area]
-        rest = wanted - (area or frozenset())
-        if wants_group and rest and rest <= TYPE_NOUNS.keys():
-            types = {TYPE_NOUNS[w] for w in rest}
-            group = [d for d in self.devices if d.type in types and (area is None or d.area_words == area)]
-            if group:
-                return group
+        room, rest = self._room_in(said)
+        in_room = [d for d in self.devices if room is None or d.area == room]
+        if room is not None and not rest:
+            return self._lights_in(room)
+        nouns = {TYPE_NOUNS[w] for w in rest if w in TYPE_NOUNS}
+        if wants_group and rest and set(rest) <= TYPE_NOUNS.keys() and len(nouns) == 1:
+            members = group_members(rest[0], in_room, lambda d: d.name_words, lambda d: d.type)
+            if members:
+                return members
+            where = f" in the {room}" if room else ""
+            raise DeviceNotFoundError(f"There are no {rest[0]}s{where}. {self._known(in_room)}")
+        if room is not None:
+            # "the lounge lamp": the area as the home calls it, then the name.
+            wanted = frozenset(rest) | next(d.area_words for d in self.devices if d.area == room)
         for tier in (self._by_name, self._by_name_and_area, self._by_area_and_type):
             matches = tier(wanted)
             if len(matches) == 1 or (matches and wants_group):
@@ -208,7 +211,25 @@ class Home:
             if matches:
                 names = " or ".join(d.describe() for d in matches)
                 raise AmbiguousDeviceError(f'"{query}" could mean {names}; say which one.')
-        raise DeviceNotFoundError(f'No device called "{query}". {self._known()}')
+        raise DeviceNotFoundError(self._not_found(query, said, words(query)))
+
+    def _room_in(self, said: list[str]) -> tuple[str | None, list[str]]:
+        """The area whose name (or a synonym) the words say, and the other words; (None, words) when
+        they say no area of the home."""
+        for phrase, area in self._rooms:
+            for i in range(len(said) - len(phrase) + 1):
+                if tuple(said[i : i + len(phrase)]) == phrase:
+                    return area, said[:i] + said[i + len(phrase) :]
+        return None, said
+
+    def _lights_in(self, area: str) -> list[Device]:
+        lights = [d for d in self.devices if d.area == area and d.type == "light"]
+        if not lights:
+            there = [d for d in self.devices if d.area == area]
+            raise DeviceNotFoundError(
+                f"There are no lights in the {area}; say which device. {self._known(there)}"
+            )
+        return lights
 
     def _by_name(self, wanted: frozenset[str]) -> list[Device]:
         exact = [d for d in self.devices if wanted == d.name_words or wanted in d.alias_words]
@@ -224,12 +245,26 @@ class Home:
         ]
 
     def _by_area_and_type(self, wanted: frozenset[str]) -> list[Device]:
-        return [
-            d
-            for d in self.devices
-            if wanted <= d.name_words | d.area_words | TYPE_WORDS.get(d.type, frozenset())
-        ]
+        return [d for d in self.devices if wanted <= d.name_words | d.area_words | _type_words(d.type)]
 
-    def _known(self) -> str:
-        listed = ", ".join(d.describe() for d in self.devices)
+    def _not_found(self, query: str, said: list[str], spoken: list[str]) -> str:
+        """Why nothing matched: a room the home lacks, or the name unknown (with the closest name
+        when one is close)."""
+        if self.areas and (room := missing_room(spoken, self._vocabulary)):
+            return no_such_room(room, self.areas)
+        phrase = " ".join(said)
+        scored = [
+            (similarity(phrase, normalize_name(n)), d) for d in self.devices for n in (d.name, *d.aliases)
+        ]
+        best = max(scored, key=lambda s: s[0], default=None)
+        hint = f" Did you mean {best[1].name}?" if best is not None and best[0] >= SUGGEST_AT else ""
+        return f'No device called "{query}".{hint} {self._known()}'
+
+    def _known(self, devices: Sequence[Device] | None = None) -> str:
+        listed = ", ".join(d.describe() for d in (self.devices if devices is None else devices))
         return f"Devices: {listed}." if listed else "There are no devices."
+
+
+def _type_words(kind: str) -> frozenset[str]:
+    """The words that describe a device of this type: its nouns and hints ("door" for a lock)."""
+    return frozenset(n for n, of in TYPE_NOUNS.items() if of == kind) | TYPE_HINTS.get(kind, frozenset())

@@ -164,6 +164,8 @@ def test_numbers_in_words_and_names_in_any_order(text: str, command: Command) ->
         ("turn on the bedroom lights", Command("turn_on", {"device": "Bedroom lights"})),
         ("close all the blinds", Command("turn_off", {"device": "all blinds"})),
         ("are the lights on", Command("get_device_state", {"device": "all lights"})),
+        # An area alone is its lights (the plug beside them is not named).
+        ("set the kitchen to 20 percent", Command("set_level", {"device": "Kitchen", "percent": 20})),
     ],
 )
 def test_groups_the_home_has_resolve_to_a_group_command(text: str, command: Command) -> None:
@@ -180,7 +182,7 @@ def test_groups_the_home_has_resolve_to_a_group_command(text: str, command: Comm
         "turn on the kitchen light in the bedroom",
         "set the bedroom lamp",  # no value
         "set the front door to 50 percent",  # a lock has no level
-        "set the kitchen to 20 percent",  # a light and a plug
+        "set the coffee maker to 20 percent",  # a plug has no level
     ],
 )
 def test_ambiguous_or_impossible_requests_go_to_the_model(text: str) -> None:

@@ -221,7 +221,7 @@ def test_ambiguous_or_unknown_delayed_device_actions_have_no_command(text: str) 
 
 def test_an_unresolved_delayed_request_keeps_the_routers_kind() -> None:
     # Without a device verb the router calls it a device request; it stays one, without a command.
-    intent = classifier.classify("set the kitchen to 20 percent at 7 pm", HOME)
+    intent = classifier.classify("set the coffee maker to 20 percent at 7 pm", HOME)
     assert intent.kind in ("device", "timer")
     assert intent.command is None
 

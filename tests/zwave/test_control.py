@@ -154,14 +154,18 @@ async def test_sensor_state_reads_temperature_humidity_and_motion(control: HomeC
     listing = await control.list_devices("kitchen")
     assert listing.splitlines()[0].startswith("Coffee Maker (switch, Kitchen): ")
     assert listing.splitlines()[1].startswith("Kitchen Light (light, Kitchen): ")
-    with pytest.raises(DeviceNotFoundError, match=r'No area called "attic". Areas: Bedroom, Entrance'):
+    with pytest.raises(DeviceNotFoundError, match=r"There is no attic here. The rooms are Bedroom, Entrance"):
         await control.list_devices("attic")
+    assert (await control.list_devices("the lounge")).startswith("Living Room Lamp (light, Living Room): ")
 
 
-async def test_groups_all_lights_and_a_whole_room(control: HomeControl, observer: Observer) -> None:
+async def test_groups_all_lights_and_a_room_s_lights(control: HomeControl, observer: Observer) -> None:
+    # A room alone is its lights, never the plug beside them.
+    await control.turn("coffee machine", False)
     await control.turn("the kitchen", True)
     assert await observer.read(KITCHEN_LIGHT, SWITCH, "currentValue") is True
-    assert await observer.read(COFFEE_MAKER, SWITCH, "currentValue") is True
+    assert await observer.read(COFFEE_MAKER, SWITCH, "currentValue") is False
+    await control.turn("coffee machine", True)
     reply = await control.turn("all the lights", True)
     # Garage Light never acts on a command; every other light confirms.
     assert reply.startswith("Bedroom Lamp, Kitchen Light, Living Room Lamp and Porch Light are now on.")

@@ -53,11 +53,18 @@ def test_single_devices(query: str, expected: list[str]) -> None:
 @pytest.mark.parametrize(
     ("query", "expected"),
     [
-        ("the kitchen", ["Kitchen Light", "Coffee Maker"]),
-        ("living room", ["Living Room Lamp", "Living Room Sensor"]),
+        # A room alone is its lights, never its plugs, blinds, sensors or locks.
+        ("the kitchen", ["Kitchen Light"]),
+        ("living room", ["Living Room Lamp"]),
+        ("the lounge", ["Living Room Lamp"]),
+        ("bedroom", ["Bedroom Lamp"]),
         ("all the lights", ["Kitchen Light", "Porch Light", "Living Room Lamp", "Bedroom Lamp"]),
         ("lamps", ["Living Room Lamp", "Bedroom Lamp"]),
         ("the lights in the bedroom", ["Bedroom Lamp"]),
+        ("the bulbs", ["Kitchen Light", "Porch Light", "Living Room Lamp", "Bedroom Lamp"]),
+        ("all the shutters", ["Bedroom Blinds"]),
+        ("every light in the house", ["Kitchen Light", "Porch Light", "Living Room Lamp", "Bedroom Lamp"]),
+        ("the kitchen plugs", ["Coffee Maker"]),
     ],
 )
 def test_groups(query: str, expected: list[str]) -> None:
@@ -75,18 +82,70 @@ def test_ambiguous_singular_lists_the_candidates() -> None:
 
 def test_unknown_lists_what_exists() -> None:
     with pytest.raises(DeviceNotFoundError) as info:
-        HOME.resolve("garage light")
+        HOME.resolve("disco ball")
     message = str(info.value)
-    assert message.startswith('No device called "garage light". Devices: Kitchen Light (Kitchen), ')
+    assert message.startswith('No device called "disco ball". Devices: Kitchen Light (Kitchen), ')
     assert "Living Room Sensor (Living Room)" in message
+
+
+@pytest.mark.parametrize(
+    ("query", "closest"), [("porch lite", "Porch Light"), ("coffee mug", "Coffee Maker")]
+)
+def test_a_near_name_is_suggested_never_acted_on(query: str, closest: str) -> None:
+    with pytest.raises(
+        DeviceNotFoundError, match=re.escape(f'No device called "{query}". Did you mean {closest}?')
+    ):
+        HOME.resolve(query)
+
+
+ROOMS = "Bedroom, Entrance, Hallway, Kitchen, Living Room and Porch"
+
+
+@pytest.mark.parametrize(
+    ("query", "room"),
+    [
+        ("the study lights", "study"),
+        ("all the lights in the garage", "garage"),
+        ("lamp in the attic", "attic"),
+        ("basement", "basement"),
+    ],
+)
+def test_a_room_the_home_lacks_is_never_dropped(query: str, room: str) -> None:
+    with pytest.raises(
+        DeviceNotFoundError, match=re.escape(f"There is no {room} here. The rooms are {ROOMS}.")
+    ):
+        HOME.resolve(query)
+
+
+@pytest.mark.parametrize("query", ["the boat lights", "snug lamps", "all the lights in the thing"])
+def test_an_unknown_word_never_widens_to_a_group(query: str) -> None:
+    with pytest.raises(DeviceNotFoundError):
+        HOME.resolve(query)
+
+
+def test_a_room_without_lights_is_an_error_not_its_other_devices() -> None:
+    with pytest.raises(
+        DeviceNotFoundError, match=r"There are no lights in the Hallway; say which device."
+    ) as info:
+        HOME.resolve("the hallway")
+    assert "Hallway Thermostat (Hallway)" in str(info.value)
+    with pytest.raises(DeviceNotFoundError, match=r"There are no blinds in the Kitchen."):
+        HOME.resolve("the kitchen blinds")
+
+
+def test_lounge_and_other_synonyms_name_the_home_s_rooms() -> None:
+    assert names("the lounge lamp") == ["Living Room Lamp"]
+    assert names("family room sensor") == ["Living Room Sensor"]
+    assert names("livingroom lamp") == ["Living Room Lamp"]
 
 
 def test_unknown_area() -> None:
     with pytest.raises(
-        DeviceNotFoundError, match=re.escape('No area called "Attic". Areas: Bedroom, Entrance')
+        DeviceNotFoundError, match=re.escape(f"There is no attic here. The rooms are {ROOMS}.")
     ):
         HOME.in_area("Attic")
     assert [d.name for d in HOME.in_area("living room")] == ["Living Room Lamp", "Living Room Sensor"]
+    assert [d.name for d in HOME.in_area("the sitting room")] == ["Living Room Lamp", "Living Room Sensor"]
 
 
 def test_home_shape_for_the_classifier() -> None:
