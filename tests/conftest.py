@@ -8,6 +8,7 @@ generous, and no test asserts how fast something happened (those figures are ``s
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import os
 import select
@@ -101,9 +102,15 @@ def wait_until(check: Callable[[], object], timeout_s: float, what: str | Callab
 async def wait_until_async(
     check: Callable[[], object], timeout_s: float, what: str | Callable[[], str] = ""
 ) -> None:
-    """:func:`wait_until` for a coroutine: polls without blocking the event loop."""
+    """:func:`wait_until` for a coroutine: polls without blocking the event loop; ``check`` may also
+    return an awaitable (``lambda: observer.read(...)``), whose result is then what counts."""
     deadline = time.monotonic() + timeout_s
-    while not check():
+    while True:
+        result = check()
+        if inspect.isawaitable(result):
+            result = await result
+        if result:
+            return
         if time.monotonic() >= deadline:
             pytest.fail(_failure(timeout_s, what))
         await asyncio.sleep(POLL_S)

@@ -15,7 +15,7 @@ import logging
 import os
 import signal
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -25,7 +25,7 @@ from homeassist.config.loader import load_settings
 from homeassist.daemon import Runtime, build_runtime
 from homeassist.errors import WebSearchBlocked, WebSearchError, WebSearchTimeout
 from homeassist.web.fallback import LOOKUP_NOTICE, search_query
-from tests.conftest import TEST_RESOLVER_RULES
+from tests.conftest import TEST_RESOLVER_RULES, wait_until_async
 from tests.llm.standin import OllamaStandIn, reply, tool_calls
 from tests.web.search_site import INJECTION, SearchSite
 from tests.zwave.conftest import FRONT_DOOR, Observer
@@ -64,13 +64,6 @@ def runtime_for(site: SearchSite, ollama_url: str, *, public: bool = True, **env
         }
     ).settings
     return build_runtime(settings)
-
-
-async def eventually(check: Callable[[], bool], timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not check():
-        assert time.monotonic() < deadline, f"not within {timeout_s} s"
-        await asyncio.sleep(0.05)
 
 
 def user_message(chat: dict[str, Any]) -> str:
@@ -178,16 +171,15 @@ async def test_a_page_slower_than_the_budget_fails_in_time_and_the_next_search_w
     try:
         started = time.monotonic()
         slow = await runtime.assistant.handle("look up slow news", on_sentence=speak)
-        elapsed = time.monotonic() - started
+        # The budget ended it (the page takes 20 s): a timeout that names the budget, not before it.
         assert slow.text == WebSearchTimeout.spoken
         assert said == [LOOKUP_NOTICE, WebSearchTimeout.spoken]
         assert slow.error is not None and "budget_s = 3 s" in slow.error
-        assert 3.0 <= elapsed < 5.0
+        assert time.monotonic() - started >= 3.0
         assert ollama.chats == []
         # The browser is not stuck on the slow page.
         fast = await runtime.assistant.handle("What's the weather in Paris today")
-        assert (fast.text, fast.error) == (WEATHER_ANSWER, None)
-        assert fast.timings_ms["web"] < 3000
+        assert (fast.text, fast.error) == (WEATHER_ANSWER, None)  # within the budget, or it would fail
     finally:
         await runtime.aclose()
 
@@ -202,7 +194,7 @@ async def test_the_browser_killed_mid_search_is_a_clean_error_and_restarts_next_
     ollama.script(reply(WEATHER_ANSWER))
     try:
         request = asyncio.create_task(runtime.assistant.handle("look up slow news"))
-        await eventually(lambda: bool(site.fetched("/html/?q=slow")), 20)
+        await wait_until_async(lambda: site.fetched("/html/?q=slow"), 60, "the slow page to be asked for")
         pid = await mcp.server_pid("playwright")
         assert pid is not None
         os.kill(pid, signal.SIGKILL)
@@ -322,8 +314,9 @@ async def test_injected_instructions_cannot_unlock_the_door(
                     "search the web for home security news", on_sentence=speak
                 )
             assert INJECTION in user_message(ollama.chats[0])
-            # Give the page's script time to try the Z-Wave server and the API.
-            await asyncio.sleep(1.5)
+            # Until the page's script has tried the Z-Wave server and the API, and said how it went.
+            await wait_until_async(lambda: site.tried("zwave") and site.tried("api"), 60, "the page's tries")
+            assert (site.tried("zwave"), site.tried("api")) == (["refused"], ["refused"])
             assert await observer.read(FRONT_DOOR, LOCK, "currentMode") == 255
         finally:
             await runtime.aclose()
@@ -354,10 +347,13 @@ async def test_the_same_page_on_loopback_does_reach_the_zwave_server(
         await runtime.executor.execute("set_lock", {"device": "Front Door", "locked": True})
         try:
             await runtime.assistant.handle("search the web for home security news")
-            deadline = time.monotonic() + 10
-            while await observer.read(FRONT_DOOR, LOCK, "currentMode") != 0:
-                assert time.monotonic() < deadline, "the page's script never reached the Z-Wave server"
-                await asyncio.sleep(0.2)
+            await wait_until_async(lambda: site.tried("zwave"), 60, "the page's try")
+            assert site.tried("zwave") == ["sent"]
+
+            async def unlocked() -> bool:
+                return bool(await observer.read(FRONT_DOOR, LOCK, "currentMode") == 0)
+
+            await wait_until_async(unlocked, 60, "the page's script to unlock the door")
         finally:
             await runtime.executor.execute("set_lock", {"device": "Front Door", "locked": True})
             await runtime.aclose()
