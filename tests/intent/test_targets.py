@@ -9,8 +9,9 @@ import copy
 
 import pytest
 
-from homeassist.intent.classifier import LEFT_ALONE, FollowUp, IntentClassifier
+from homeassist.intent.classifier import FollowUp, IntentClassifier
 from homeassist.intent.home import Home, index_of
+from homeassist.intent.targets import LEFT_ALONE
 from homeassist.messages import Command, Intent
 from homeassist.vocabulary import TYPE_NOUNS
 from homeassist.zwave import home as zwave_home

@@ -1,0 +1,363 @@
+"""What a device request's words name in the home, and the one command (or question) they resolve to.
+
+The rule (DESIGN.md, security rules): a command acts without the model only on exactly what it
+names. One device by its name, an alias, its name with another noun of its type ("the porch lamp"
+for the Porch Light), or the words of one device only ("the coffee"); an area alone is its lights
+(Home Assistant's convention), never its switches, covers or locks; "all the lights" are lights; a
+lock moves only for "lock" and "unlock". A word the home does not use is never dropped: a room the
+home lacks is answered ("There is no office here. The rooms are ..."); a name spelled or heard
+slightly wrong resolves when one device is clearly closest (``vocabulary.similarity``, edit and
+phonetic), and when two or three are close, or the closest is not close enough, the Intent carries a
+``question`` and one command per answer (``choices``), which ``choose`` reads in the next request.
+Anything else carries no command: the model decides with the device tools.
+
+Pure and cheap: fuzzy matching runs only when exact matching met a word the home does not use, over
+candidates precomputed once per home (``homeassist.intent.home.index_of``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from homeassist.intent.home import HomeIndex, NamedDevice, normalize_name
+from homeassist.intent.numbers import words_to_digits
+from homeassist.messages import Command, Intent
+from homeassist.vocabulary import (
+    COMMAND_WORDS,
+    GROUP_WORDS,
+    TYPE_HINTS,
+    TYPE_NOUNS,
+    VAGUE_WORDS,
+    group_members,
+    join_or,
+    missing_room,
+    no_such_room,
+    similarity,
+    singular,
+    word_similarity,
+    words,
+)
+
+#: Fuzzy matching: act on the closest name when it scores at least ``ACT_AT`` and no other is within
+#: ``CLOSE_WITHIN`` of it; ask when the closest scores at least ``ASK_AT`` (naming every candidate
+#: within ``CLOSE_WITHIN``, at most ``MAX_CHOICES``). Scores are ``vocabulary.similarity``.
+ACT_AT = 0.75
+ASK_AT = 0.55
+CLOSE_WITHIN = 0.15
+#: A word said that the home does not use must look or sound at least this much like a word of a
+#: candidate's name for the candidate to count ("lighr" and "light"; not "tv" and "light").
+WORD_AT = 0.55
+MAX_CHOICES = 3
+#: Said when the answer to a question is "no" or "neither".
+LEFT_ALONE = "OK, I'll leave it."
+
+_STATE_QUESTION = re.compile(
+    r"^(is|are|was|were|what'?s|what is|what are|how|tell me if|check|which|any)\b"
+    r"|\b(left|still) (on|off|open)\b"
+)
+_NEGATED = re.compile(r"\b(don'?t|do not|never|not)\b")
+_PERCENT = re.compile(r"\b(\d{1,3})\s*(%|percent|per cent)")
+_DEGREES = re.compile(r"\b(\d{1,3}(?:\.\d)?)\s*(?:°|degrees?)?(?: (?:celsius|fahrenheit|c|f))?$")
+_GROUP = re.compile(r"\b(" + "|".join(sorted(GROUP_WORDS)) + r")\b")
+_TYPE_NOUN = re.compile(r"\b(" + "|".join(sorted(TYPE_NOUNS, key=len, reverse=True)) + r")(e?s)?\b")
+_RAW_WORD = re.compile(r"[a-z0-9]+")
+_SWITCH_VERB = re.compile(r"^switch\b|\bswitch (?=(?:on|off|the|it|every|all|my|our|to|a)\b)")
+#: "lock" as a verb ("lock the front door", "and lock up"), not the noun ("turn off the door lock").
+_LOCK = re.compile(
+    r"^(?:lock|secure)\b|\b(?:and|then|to|also|now) (?:lock|secure)\b"
+    r"|\block (?:it|up|them|the|my|our|this|that|both|all|every)\b"
+)
+_UNLOCK = re.compile(r"\bunlock\b")
+#: Words whose meaning every hint carries: known to the home even when no name uses them.
+_HINT_WORDS = frozenset().union(*TYPE_HINTS.values())
+#: Words known to every home: the types' nouns and hints.
+_KNOWN_WORDS = _HINT_WORDS | TYPE_NOUNS.keys()
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a device command acts on: one device, or a group phrase the device tools resolve."""
+
+    device: str
+    types: frozenset[str]
+    group: bool = False
+
+
+@dataclass(frozen=True)
+class Said:
+    """What a request's words name in the home."""
+
+    #: Devices named by a whole name, alias or variant.
+    named: tuple[NamedDevice, ...]
+    #: Areas named, by name or synonym.
+    areas: tuple[str, ...]
+    #: Type nouns said (singular), in order.
+    nouns: tuple[str, ...]
+    #: A plural type noun or a group word ("all").
+    plural: bool
+    #: Every word that may name something (singular, in order): not a command word, not a number.
+    content: tuple[str, ...]
+    #: Content words that no whole name, area or type noun accounts for.
+    rest: tuple[str, ...]
+    #: Rest words the home does not use at all.
+    unknown: tuple[str, ...]
+    #: Every word (singular, in order), numbers as digits.
+    spoken: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Ask:
+    """Devices that fit what was said equally (``exact``) or nearly (fuzzy): the person picks."""
+
+    targets: tuple[Target, ...]
+    exact: bool
+
+
+def _contains(text: str, phrase: str) -> bool:
+    return bool(phrase) and re.search(rf"\b{re.escape(phrase)}s?\b", text) is not None
+
+
+def parse(norm: str, index: HomeIndex) -> Said:
+    text = normalize_name(norm)
+    # Each device's longest name that the text contains (names are sorted longest first); a name
+    # inside a longer one that also matched ("lamp" within "living room lamp") does not count.
+    said: dict[str, tuple[NamedDevice, str]] = {}
+    for device in index.devices:
+        for name in device.names:
+            if _contains(text, name):
+                said[device.name] = (device, name)
+                break
+    if not said:
+        for phrase, device in index.variants:
+            if device.name not in said and _contains(text, phrase):
+                said[device.name] = (device, phrase)
+    names = [n for _, n in said.values()]
+    named = tuple(d for d, n in said.values() if not any(n != other and n in other for other in names))
+    phrases: list[str] = []
+    areas: list[str] = []
+    for phrase, area in index.area_phrases:
+        if _contains(text, phrase) and not any(phrase in longer for longer in phrases):
+            phrases.append(phrase)
+            if area not in areas:
+                areas.append(area)
+    nouns = list(_TYPE_NOUN.finditer(_SWITCH_VERB.sub("", norm)))
+    covered = {w for phrase in (*names, *phrases) for w in words(phrase)}
+    covered.update(m.group(1) for m in nouns)
+    raw = _RAW_WORD.findall(words_to_digits(text).replace("'", ""))  # "thirty" is a number, not a name
+    spoken = [singular(w) for w in raw]
+    content = tuple(w for w in spoken if w not in COMMAND_WORDS and not any(c.isdigit() for c in w))
+    plural = any(m.group(2) for m in nouns) or bool(_GROUP.search(norm))
+    plural = plural or any(singular(w) != w and singular(w) in content for w in raw)
+    rest = tuple(w for w in content if w not in covered and w not in GROUP_WORDS)
+    return Said(
+        named=named,
+        areas=tuple(areas),
+        nouns=tuple(m.group(1) for m in nouns),
+        plural=plural,
+        content=content,
+        rest=rest,
+        unknown=tuple(w for w in rest if w not in index.words and w not in _HINT_WORDS),
+        spoken=tuple(spoken),
+    )
+
+
+def resolve(said: Said, index: HomeIndex) -> Target | Ask | str | None:
+    """What the words name: one target, devices to ask between, a sentence to say instead (a room
+    the home lacks), or None (the model decides)."""
+    if said.unknown:
+        if index.areas and (room := missing_room(said.spoken, index.words | _KNOWN_WORDS)):
+            return no_such_room(room, index.areas)
+        return None if said.named else _closest(said, index)
+    if VAGUE_WORDS & set(said.rest):
+        return None  # "the lights in this room": a room, but not which
+    if len(said.named) == 1:
+        device = said.named[0]
+        if any(a != device.area for a in said.areas):
+            return None  # "the kitchen light in the bedroom"
+        if said.rest and not device.describes(set(said.rest)):
+            return None
+        return Target(device.name, frozenset({device.type}))
+    if said.named or len(said.areas) > 1:
+        return None
+    area = said.areas[0] if said.areas else None
+    pool = [d for d in index.devices if area is None or d.area == area]
+    types = frozenset(TYPE_NOUNS[n] for n in said.nouns)
+    if said.rest:
+        # The words of one device's name: "the coffee", "the bathroom shower", "the door".
+        fits = [d for d in pool if (not types or d.type in types) and d.describes(set(said.rest))]
+        if len(fits) == 1:
+            return Target(fits[0].name, frozenset({fits[0].type}))
+        if said.plural or not fits:
+            return None
+        return Ask(tuple(Target(d.name, frozenset({d.type})) for d in fits), exact=True)
+    if said.nouns:
+        if len(types) > 1:
+            return None  # "the lights and the blinds"
+        noun = said.nouns[0]
+        members = group_members(noun, pool, lambda d: d.words, lambda d: d.type)
+        if not members:
+            return None
+        if said.plural:
+            return Target(f"{area} {noun}s" if area else f"all {noun}s", types, group=True)
+        if len(members) == 1:
+            return Target(members[0].name, types)
+        return Ask(tuple(Target(d.name, types) for d in members), exact=True)
+    if area is not None and any(d.type == "light" for d in pool):
+        return Target(area, frozenset({"light"}), group=True)  # an area alone: its lights
+    return None
+
+
+def _closest(said: Said, index: HomeIndex) -> Target | Ask | None:
+    """The device (or area) whose name is closest to what was said, when one clearly is; the close
+    ones to ask between; else None."""
+    phrase = " ".join(said.content)
+    if len(phrase) < 3:
+        return None
+    types = {TYPE_NOUNS[n] for n in said.nouns}
+    best: dict[tuple[str, bool], tuple[float, Target]] = {}
+    for candidate in index.candidates:
+        if types and candidate.type not in types:
+            continue
+        if not _sounds_like(said.unknown, candidate.phrase):
+            continue
+        score = similarity(phrase, candidate.phrase)
+        key = (candidate.device, candidate.group)
+        if score > best.get(key, (0.0,))[0]:
+            best[key] = (score, Target(candidate.device, frozenset({candidate.type}), candidate.group))
+    ranked = sorted(best.values(), key=lambda s: -s[0])
+    if not ranked or ranked[0][0] < ASK_AT:
+        return None
+    top = ranked[0][0]
+    close = tuple(t for s, t in ranked if s >= top - CLOSE_WITHIN)
+    if len(close) == 1 and top >= ACT_AT:
+        return close[0]
+    return Ask(close, exact=False)
+
+
+def device_intent(digits: str, said: Said, index: HomeIndex, confidence: float) -> Intent:
+    found = resolve(said, index)
+    if isinstance(found, str):
+        return Intent("device", confidence, question=found)
+    if isinstance(found, Target):
+        return Intent("device", confidence, device_command(digits, found))
+    if found is None or len(found.targets) > MAX_CHOICES:
+        return Intent("device", confidence)
+    choices = tuple(c for t in found.targets if (c := device_command(digits, t)) is not None)
+    if not choices:
+        return Intent("device", confidence)
+    if found.exact and len(choices) == 1:
+        return Intent("device", confidence, choices[0])  # the only one that can do what was asked
+    spoken = [_spoken(str(c.args["device"]), index) for c in choices]
+    return Intent("device", confidence, question=f"Did you mean {join_or(spoken)}?", choices=choices)
+
+
+def _spoken(device: str, index: HomeIndex) -> str:
+    if index.device(device) is None and device in index.areas:
+        return f"the {device.lower()} lights"
+    return f"the {device.lower()}"
+
+
+# --- answers to a question, and requests that refer back -----------------------------------------------
+
+_NO = re.compile(r"^(?:no|nope|neither|none|cancel|never ?mind|forget it|nothing|leave it)\b")
+_YES = re.compile(r"^(?:yes|yeah|yep|yup|sure|ok|okay|correct|right|exactly|please|do it|that one)\b")
+_ORDINALS = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "last": -1}
+#: Words of an answer that pick nothing: "yes, I meant the porch light".
+_ANSWER_WORDS = frozenset({"yeah", "yep", "yup", "sure", "correct", "exactly", "mean", "meant", "said"})
+
+
+def choose(norm: str, choices: tuple[Command, ...], index: HomeIndex) -> Intent | None:
+    """The command an answer to a question picks ("the porch light", "the second one", "the lamp",
+    "yes" to one choice); "no" leaves everything alone; None when the answer picks none (it is
+    classified as a new request)."""
+    if _NO.match(norm):
+        return Intent("device", 0.9, question=LEFT_ALONE)
+    said = words(norm)
+    for word, at in _ORDINALS.items():
+        if word in said and -len(choices) <= at < len(choices):
+            return Intent("device", 0.9, choices[at])
+    wanted = {w for w in said if w not in COMMAND_WORDS and w not in _ANSWER_WORDS}
+    if not wanted:
+        return Intent("device", 0.9, choices[0]) if len(choices) == 1 and _YES.match(norm) else None
+    names = [str(c.args.get("device") or "") for c in choices]
+    for loose in (False, True):
+        # By the words of the names first ("the porch light" is not the porch lamp), then by the
+        # words of their types ("the lamp" among a light and a switch).
+        fits = [c for c, n in zip(choices, names, strict=True) if wanted <= _choice_words(n, index, loose)]
+        if len(fits) == 1:
+            return Intent("device", 0.9, fits[0])
+        if fits:
+            return None
+    phrase = " ".join(w for w in said if w in wanted)
+    unknown = [w for w in wanted if w not in index.words]
+    scores = sorted(
+        (similarity(phrase, normalize_name(n)), i)
+        for i, n in enumerate(names)
+        if _sounds_like(unknown, normalize_name(n))
+    )[::-1]
+    if scores and scores[0][0] >= ASK_AT and (len(scores) == 1 or scores[1][0] < scores[0][0] - CLOSE_WITHIN):
+        return Intent("device", 0.9, choices[scores[0][1]])
+    return None
+
+
+def _sounds_like(unknown: list[str] | tuple[str, ...], phrase: str) -> bool:
+    """Whether every word said that the home does not use looks or sounds like a word of the phrase."""
+    parts = phrase.split()
+    return all(any(word_similarity(u, p) >= WORD_AT for p in parts) for u in unknown)
+
+
+def _choice_words(device: str, index: HomeIndex, loose: bool) -> frozenset[str]:
+    found = index.device(device)
+    if found is None:
+        return frozenset(words(device)) | ({"light", "lamp"} if loose else set())  # an area's lights
+    if not loose:
+        return found.words | found.area_words
+    nouns = {n for n, kind in TYPE_NOUNS.items() if kind == found.type}
+    return found.words | found.area_words | nouns | TYPE_HINTS.get(found.type, frozenset())
+
+
+def device_command(text: str, target: Target) -> Command | None:
+    """The one tool call the request resolves to, or None when the action or value is unclear."""
+    device = {"device": target.device}
+    if _STATE_QUESTION.search(text):
+        return Command("get_device_state", device)
+    if _NEGATED.search(text):
+        return None
+    if target.types == {"lock"}:
+        if _UNLOCK.search(text):
+            return Command("set_lock", {**device, "locked": False})
+        if _LOCK.search(text):
+            return Command("set_lock", {**device, "locked": True})
+        return None
+    opening = re.search(r"\b(open|raise|up)\b", text)
+    closing = re.search(r"\b(close|shut|lower|down)\b", text)
+    if target.types and target.types <= {"cover", "valve"}:
+        if re.search(r"\b(half|partly|partially|quarter|bit|little|slightly)\b", text):
+            return None  # a position the words do not give
+        if opening and not closing:
+            return Command("turn_on", device)
+        if closing and not opening:
+            return Command("turn_off", device)
+    elif re.search(r"\b(open|close|shut)\b(?! off)", text):
+        return None  # "close the valve on the terrace": the "on" is no action
+    percent = _PERCENT.search(text)
+    if target.types == {"climate"} and not target.group and not percent:
+        if re.search(r"\b(set|make|change|adjust|put|turn|heat)\b", text) and (
+            degrees := _DEGREES.search(text)
+        ):
+            return Command("set_temperature", {**device, "degrees": float(degrees.group(1))})
+        return None
+    if percent and int(percent.group(1)) <= 100 and target.types <= {"light", "cover"}:
+        return Command("set_level", {**device, "percent": int(percent.group(1))})
+    if percent:
+        return None
+    if "lock" in target.types or "climate" in target.types:
+        return None  # never switched as part of something else
+    on = re.search(r"\bon\b", text)
+    off = re.search(r"\boff\b", text)
+    if on and not off:
+        return Command("turn_on", device)
+    if off and not on:
+        return Command("turn_off", device)
+    return None
