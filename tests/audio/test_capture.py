@@ -148,13 +148,17 @@ async def test_wav_source_frames_are_frame_sized_and_padded(wavs: dict[str, Reco
 
 
 async def test_wav_source_in_real_time_paces_frames(tmp_path: Path) -> None:
+    """No frame is handed over before its last sample would have been captured (how late is not a
+    test's business: a loaded machine is late)."""
     path = write_pcm16(tmp_path / "short.wav", compose(0.48))  # 6 frames
-    started = time.monotonic()
-    frames = await take(WavSource(path, realtime=True), 100)
-    elapsed = time.monotonic() - started
-    assert len(frames) == 6
-    assert 0.45 <= elapsed < 1.5
-    assert all(frame.at <= time.monotonic() for frame in frames)
+    source = WavSource(path, realtime=True)
+    handed: list[tuple[AudioFrame, float]] = []
+    async for frame in source.frames():
+        handed.append((frame, time.monotonic()))
+    assert len(handed) == 6
+    assert all(at >= frame.at for frame, at in handed)
+    steps = np.diff([frame.at for frame, _ in handed])
+    assert steps == pytest.approx(np.full(len(steps), FRAME_SAMPLES / SAMPLE_RATE))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -202,9 +206,9 @@ async def test_close_from_another_task_ends_the_iteration(virtual_mic: VirtualMi
                 two.set()
 
     task = asyncio.create_task(consume())
-    await asyncio.wait_for(two.wait(), timeout=10)
-    await asyncio.wait_for(source.close(), timeout=10)
-    await asyncio.wait_for(task, timeout=10)  # returns instead of raising AudioDeviceError
+    await asyncio.wait_for(two.wait(), timeout=60)
+    await asyncio.wait_for(source.close(), timeout=60)
+    await asyncio.wait_for(task, timeout=60)  # returns instead of raising AudioDeviceError
     assert len(received) >= 2
 
 

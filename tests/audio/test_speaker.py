@@ -29,7 +29,7 @@ async def test_replies_are_spoken_in_order_and_heard_back(tmp_path: Path) -> Non
     await speaker.say("The kitchen light is now on.")
     during = speaker.speaking
     await speaker.say("Anything else?")
-    assert await speaker.wait_idle(30)
+    assert await speaker.wait_idle(60)
     assert (before, during, speaker.speaking) == (False, True, False)
     assert [s.text for s in speaker.spoken] == ["The kitchen light is now on.", "Anything else?"]
     first = speaker.spoken[0].wav
@@ -45,7 +45,7 @@ async def test_stop_drops_what_is_queued(tmp_path: Path) -> None:
     for number in range(20):
         await speaker.say(f"Sentence number {number}.")
     await speaker.stop()
-    assert await speaker.wait_idle(10)
+    assert await speaker.wait_idle(60)
     assert len(speaker.spoken) < 20
     await speaker.aclose()
 

@@ -28,23 +28,25 @@ from homeassist.config.loader import load_settings
 from homeassist.config.settings import AudioSettings, Settings, SttSettings, TtsSettings
 from homeassist.messages import Intent, Reply
 from tests.audio.conftest import Clips, VirtualMic, compose, read_pcm16, synthesize, write_pcm16
-from tests.conftest import REPO
+from tests.conftest import REPO, wait_until, wait_until_async
 from tests.zwave.conftest import KITCHEN_LIGHT, SWITCH, Observer
 
 SETTINGS: Settings = load_settings(env={}).settings
 
-#: Writes a raw file into the virtual microphone's FIFO one 80 ms block at a time, on a steady clock.
+#: Writes a raw file into the virtual microphone's FIFO one 80 ms block at a time, on a steady clock,
+#: then silence until it is killed (a sound card's clock: its pace is the behaviour here).
 PACED_FEEDER = """
-import os, sys, time
+import itertools, os, sys, time
 fifo, raw = sys.argv[1], sys.argv[2]
 data = open(raw, "rb").read()
+blocks = [data[offset:offset + 2560].ljust(2560, b"\\0") for offset in range(0, len(data), 2560)]
 out = os.open(fifo, os.O_WRONLY)
 start = time.monotonic()
-for number, offset in enumerate(range(0, len(data), 2560)):
+for number, block in enumerate(itertools.chain(blocks, itertools.repeat(bytes(2560)))):
     delay = start + number * 0.08 - time.monotonic()
     if delay > 0:
         time.sleep(delay)
-    os.write(out, data[offset:offset + 2560].ljust(2560, b"\\0"))
+    os.write(out, block)
 """
 
 
@@ -81,7 +83,7 @@ async def run_file(
         handle=commands,
     )
     await loop.run()
-    await speaker.wait_idle(30)
+    await speaker.wait_idle(60)
     return loop, commands
 
 
@@ -123,9 +125,13 @@ async def test_frames_are_dropped_while_the_speaker_plays(
     )
     await speaker.say("A long reply that is still being spoken while the command is said.")
     assert loop._muted(AudioFrame(np.zeros(1280, dtype=np.int16), time.monotonic()))
-    await speaker.wait_idle(30)
-    await asyncio.sleep(0.3)  # the echo tail
-    assert not loop._muted(AudioFrame(np.zeros(1280, dtype=np.int16), time.monotonic()))
+    await speaker.wait_idle(60)
+    # Muted for the echo tail after the speaker stopped, then listening again.
+    await wait_until_async(
+        lambda: not loop._muted(AudioFrame(np.zeros(1280, dtype=np.int16), time.monotonic())),
+        60,
+        "the end of the echo tail",
+    )
     assert loop.dropped_while_speaking >= 1
 
 
@@ -149,44 +155,75 @@ async def test_capture_never_waits_while_the_base_model_loads_and_transcribes(
 ) -> None:
     """A source paced in real time, the real base model loading and transcribing meanwhile.
 
-    The pacing comes from another process (as a sound card's clock would), so what is measured is
-    this process's capture path: PortAudio's callback, the queue and the consumer.
+    The pacing comes from another process (as a sound card's clock would). What is checked is what
+    capture does, not how fast (the latency is ``scripts/bench/voice.py``'s to measure): frames keep
+    being taken at separate turns of the event loop while the model loads and while it transcribes (a
+    load or an inference on the loop would hold them back and hand them over in one burst), none is
+    lost, and they are the samples written, in order.
     """
     # As the daemon does once it has started: long-lived objects out of the garbage collector's way,
     # so no collection of a big heap holds the GIL while PortAudio's callback waits for it.
     gc.collect()
     gc.freeze()
+    audio = compose(0.5, clips.wake_command, 7.0, seed=11)
     raw = tmp_path / "paced.raw"
-    raw.write_bytes(compose(0.5, clips.wake_command, 7.0, seed=11).astype("<i2").tobytes())
+    raw.write_bytes(audio.astype("<i2").tobytes())
     feeder = await asyncio.create_subprocess_exec(
         sys.executable, "-c", PACED_FEEDER, str(virtual_mic.fifo), str(raw)
     )
     source = MicrophoneSource("vmic")
     base = BackgroundTranscriber(SttSettings(model="base"), language="en", state_dir=tmp_path)
-    stamps: list[float] = []
+    frames: list[AudioFrame] = []
+    phase = ""  # what the model is doing: "load", "transcribe", or nothing
+    turn = 0  # turns of the event loop, as a ticker on it counts them
+    turns: dict[str, set[int]] = {"load": set(), "transcribe": set()}  # the turns frames were taken at
+    capturing, finished = asyncio.Event(), asyncio.Event()
+
+    async def ticker() -> None:
+        nonlocal turn
+        while True:
+            await asyncio.sleep(0.02)
+            turn += 1
 
     async def capture() -> None:
         async for frame in source.frames():
-            stamps.append(frame.at)
-            if len(stamps) >= 75:  # 6 s
+            frames.append(frame)
+            if phase:
+                turns[phase].add(turn)
+            capturing.set()
+            if finished.is_set():
                 return
 
     async def work() -> None:
+        nonlocal phase
+        await asyncio.wait_for(capturing.wait(), 120)
+        phase = "load"
         await base.load()
+        phase = "transcribe"
         await base.transcribe(clips.wake_command)
+        phase = ""
+        finished.set()
 
+    ticking = asyncio.create_task(ticker())
     try:
-        await asyncio.gather(capture(), work())
+        await asyncio.wait_for(asyncio.gather(capture(), work()), 240)  # a hang guard
     finally:
         gc.unfreeze()
-    feeder.kill()
-    await feeder.wait()
-    virtual_mic.play(np.zeros(1280, dtype=np.int16))  # silence until the stream is closed
-    await source.close()
-    await base.aclose()
-    gaps = np.diff(stamps) - FRAME_SECONDS
+        ticking.cancel()
+        feeder.kill()
+        await feeder.wait()
+        virtual_mic.play(np.zeros(1280, dtype=np.int16))  # silence until the stream is closed
+        await source.close()
+        await base.aclose()
     assert source.overflows == 0
-    assert gaps.max() <= 0.1, f"largest capture gap {gaps.max() * 1000:.0f} ms"
+    assert len(turns["load"]) >= 2, turns
+    assert len(turns["transcribe"]) >= 2, turns
+    # Every frame, in order: the clip, then the feeder's silence.
+    heard = np.concatenate([frame.samples for frame in frames])
+    written = np.concatenate([audio, np.zeros(max(0, len(heard) - len(audio)), dtype=np.int16)])
+    assert np.array_equal(heard, written[: len(heard)])
+    stamps = [frame.at for frame in frames]
+    assert stamps == sorted(stamps)
 
 
 def test_hey_jarvis_through_the_virtual_microphone_switches_the_light_in_the_daemon(
@@ -213,13 +250,13 @@ def test_hey_jarvis_through_the_virtual_microphone_switches_the_light_in_the_dae
     )
     try:
         asyncio.run(set_light(sim_url, False))
-        wait_for(lambda: "Listening on input device" in (tmp_path / "daemon.log").read_text(), 90, tmp_path)
+        wait_for(lambda: "Listening on input device" in (tmp_path / "daemon.log").read_text(), 120, tmp_path)
         mic.play(compose(0.5, clips.wake_command, 3.0, seed=12), interval_s=FRAME_SECONDS / 2)
-        wait_for(lambda: asyncio.run(light(sim_url)) is True, 60, tmp_path)
-        wait_for(lambda: any(replies.glob("*.wav")), 30, tmp_path)
+        wait_for(lambda: asyncio.run(light(sim_url)) is True, 120, tmp_path)
+        wait_for(lambda: any(replies.glob("*.wav")), 60, tmp_path)
     finally:
         daemon.send_signal(signal.SIGTERM)
-        code = daemon.wait(30)
+        code = daemon.wait(60)
         mic.close()
         log.close()
     assert code == 0, (tmp_path / "daemon.log").read_text()[-3000:]
@@ -229,12 +266,8 @@ def test_hey_jarvis_through_the_virtual_microphone_switches_the_light_in_the_dae
 
 
 def wait_for(check: Callable[[], bool], timeout_s: float, tmp_path: Path) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.2)
-    pytest.fail(f"timed out; daemon log:\n{(tmp_path / 'daemon.log').read_text()[-3000:]}")
+    """A bounded poll (``timeout_s``: a hang guard) that shows the daemon's log when it runs out."""
+    wait_until(check, timeout_s, lambda: f"daemon log:\n{(tmp_path / 'daemon.log').read_text()[-3000:]}")
 
 
 async def light(url: str) -> object:
@@ -271,10 +304,8 @@ async def test_stop_after_the_wake_word_cuts_a_reply_short(
         speaker=speaker,
         handle=slow_answer,
     )
-    started = time.monotonic()
     await loop.run()
-    await speaker.wait_idle(30)
-    assert time.monotonic() - started < 10  # the answer did not run to its end
+    await speaker.wait_idle(60)
     assert len(asked) == 1 and "kitchen light" in asked[0].lower()
     assert [s.text for s in speaker.spoken] == ["Once upon a time."]
     assert "stopped" in loop.heard[-1].events and "cancelled" in loop.heard[0].events
@@ -295,6 +326,6 @@ async def test_always_listening_acts_on_speech_and_stays_quiet_in_silence(
         handle=commands,
     )
     await loop.run()
-    await speaker.wait_idle(30)
+    await speaker.wait_idle(60)
     assert len(commands.texts) == 1 and "kitchen light" in commands.texts[0].lower()
     assert [s.text for s in speaker.spoken] == ["Done."]  # no "didn't hear anything" in the silence

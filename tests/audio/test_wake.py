@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import io
-import time
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pytest
 
 from homeassist.audio.capture import FRAME_SAMPLES, SAMPLE_RATE, AudioFrame, to_frames
-from homeassist.audio.endpoint import Endpointer
+from homeassist.audio.endpoint import Endpointer, NothingHeard, Utterance
 from homeassist.audio.wake import WakeWordDetector, shipped_words
 
 from .conftest import Clips, Recording, Samples, compose
@@ -143,27 +143,49 @@ def test_scores_match_the_openwakeword_package(jarvis: WakeWordDetector, wavs: d
     assert np.allclose(ours, theirs, atol=1e-4)
 
 
-def test_idle_listening_costs_less_than_5_percent_of_a_core(wavs: dict[str, Recording]) -> None:
-    """Wake word + VAD on every frame (always-listening mode runs both) within 4 ms of CPU per 80 ms frame."""
+class Counted:
+    """An onnxruntime session that records the shape of the first input of each run."""
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.shapes: list[tuple[int, ...]] = []
+
+    def run(self, outputs: Any, feeds: dict[str, Any]) -> Any:
+        self.shapes.append(tuple(next(iter(feeds.values())).shape))
+        return self.session.run(outputs, feeds)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.session, name)
+
+
+def test_idle_listening_runs_each_model_once_a_frame_on_inputs_of_a_fixed_size(
+    wavs: dict[str, Recording],
+) -> None:
+    """Always-listening mode runs the wake word and the VAD on every frame. What that costs stays the
+    same however long it listens: one run of each model a frame, on inputs of a fixed size (the CPU
+    share it comes to is measured by scripts/bench/voice.py, not asserted by a test)."""
     detector = WakeWordDetector(["hey_jarvis"])
-    endpointer = Endpointer(no_speech_timeout_s=3600)
-    frames = [AudioFrame(samples, 0.0) for samples in to_frames(wavs["question"].audio)] * 2
+    endpointer = Endpointer(no_speech_timeout_s=3)
+    mel, embedding = Counted(detector._melspec), Counted(detector._embedding)
+    detector._melspec, detector._embedding = mel, embedding
+    session, name, rows = detector._words["hey_jarvis"]
+    word = Counted(session)
+    detector._words["hey_jarvis"] = (word, name, rows)
+    vad = Counted(endpointer._vad._session)
+    endpointer._vad._session = vad
+    audio = np.concatenate([wavs["question"].audio, wavs["silence"].audio] * 3)  # speech, then quiet
+    frames = [AudioFrame(samples, 0.0) for samples in to_frames(audio)]
     endpointer.start()
-    for frame in frames[:10]:  # warm up onnxruntime
-        detector.process(frame)
-        endpointer.feed(frame)
-    wake_s = vad_s = 0.0
     for frame in frames:
-        begin = time.thread_time()
         detector.process(frame)
-        middle = time.thread_time()
-        endpointer.feed(frame)
-        wake_s += middle - begin
-        vad_s += time.thread_time() - middle
-    wake_ms, vad_ms = wake_s / len(frames) * 1000, vad_s / len(frames) * 1000
-    per_frame_ms = wake_ms + vad_ms
-    print(
-        f"CPU per 80 ms frame: wake {wake_ms:.2f} ms + VAD {vad_ms:.2f} ms = {per_frame_ms:.2f} ms "
-        f"({per_frame_ms / 80 * 100:.1f}% of one core)"
-    )
-    assert per_frame_ms < 4.0
+        if isinstance(endpointer.feed(frame), Utterance | NothingHeard):
+            endpointer.start()  # listening again at once, as always-listening mode does
+    assert len(mel.shapes) == len(embedding.shapes) == len(word.shapes) == len(vad.shapes) == len(frames)
+    # The melspectrogram sees the new frame and 3 hops before it, never a growing buffer.
+    assert mel.shapes[0] == (1, FRAME_SAMPLES)
+    assert set(mel.shapes[1:]) == {(1, FRAME_SAMPLES + 480)}
+    assert set(embedding.shapes) == {(1, 76, 32, 1)}  # one window a frame
+    assert set(word.shapes) == {(1, rows, 96)}
+    # The VAD scores the 512-sample windows the frame completes (2 or 3), with their 64-sample context.
+    assert {batch for batch, _ in vad.shapes} <= {2, 3} and {width for _, width in vad.shapes} == {576}
+    assert len(detector._raw) == FRAME_SAMPLES + 480 and len(detector._features) == detector._keep

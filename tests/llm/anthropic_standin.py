@@ -389,11 +389,11 @@ class AnthropicStandIn:
     def start_sync(self) -> None:
         ready: concurrent.futures.Future[int] = concurrent.futures.Future()
         self._start_thread(ready)
-        self.url = f"http://127.0.0.1:{ready.result(timeout=10)}"
+        self.url = f"http://127.0.0.1:{ready.result(timeout=60)}"
 
     def stop_sync(self) -> None:
         if self._request_stop() and self._finished is not None:
-            self._finished.result(timeout=10)
+            self._finished.result(timeout=60)
         self._join()
 
     async def __aenter__(self) -> Self:
@@ -435,7 +435,7 @@ class AnthropicStandIn:
 
     def _join(self) -> None:
         if self._thread is not None:
-            self._thread.join(timeout=10)
+            self._thread.join(timeout=60)
         self._thread = None
         self._loop = None
         self._stop = None
