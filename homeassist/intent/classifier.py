@@ -24,7 +24,7 @@ from homeassist.intent.numbers import words_to_digits
 from homeassist.intent.router import route
 from homeassist.intent.targets import Said, Target, choose, device_command, device_intent, parse, resolve
 from homeassist.intent.when import FoundAt, FoundDuration, mentions_other_day, search_at, search_duration
-from homeassist.messages import Command, Intent
+from homeassist.messages import Command, Intent, IntentKind
 
 #: Only the start of a longer text is classified: a spoken request is far shorter, and some routing
 #: cues (``a .* b``) take time that grows faster than the text.
@@ -108,17 +108,31 @@ def _classify(norm: str, follow_up: FollowUp | None, index: HomeIndex) -> Intent
         intent = _follow_up(norm, said, index, follow_up)
         if intent is not None:
             return intent
-    if routed.kind == "datetime":
-        return Intent("datetime", routed.confidence, Command("get_current_datetime", {}))
-    if routed.kind == "device":
-        intent = device_intent(digits, said, index, routed.confidence)
+    intent = _routed_intent(routed.kind, routed.confidence, norm, digits, said, index, when)
+    # Kinds the router could not rule out: the model answering gets their tools too.
+    return replace(intent, also=routed.also) if routed.also and intent.kind == routed.kind else intent
+
+
+def _routed_intent(
+    kind: IntentKind,
+    confidence: float,
+    norm: str,
+    digits: str,
+    said: Said,
+    index: HomeIndex,
+    when: _When | None,
+) -> Intent:
+    if kind == "datetime":
+        return Intent("datetime", confidence, Command("get_current_datetime", {}))
+    if kind == "device":
+        intent = device_intent(digits, said, index, confidence)
         if when is not None and intent.choices:
             # An answer would run the command now: a request with a delay is the model's to ask.
-            return Intent("device", routed.confidence)
+            return Intent("device", confidence)
         return intent
-    if routed.kind == "timer":
-        return Intent("timer", routed.confidence, _timer_command(norm, when))
-    return Intent(routed.kind, routed.confidence)
+    if kind == "timer":
+        return Intent("timer", confidence, _timer_command(norm, when))
+    return Intent(kind, confidence)
 
 
 def _target_of(device: str, index: HomeIndex) -> Target:

@@ -246,6 +246,7 @@ def group_of(row: Row) -> str:
 def refit_kinds(rows: list[Row], held_out: Callable[[Row], Any]) -> list[str]:
     """Kinds for ``rows`` when the learned model is refitted without each value of ``held_out`` in
     turn and asked only about the rows of that value."""
+    sys.path.insert(0, str(ROOT / "scripts"))
     import train_router
 
     from homeassist.intent import learned

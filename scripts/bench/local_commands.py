@@ -20,7 +20,9 @@ Figures, per scored target row:
   ``over_broad``: it resolves to more than the target in the row's home; or, in the probe home, it
   takes in the other-type device (an area phrase: "Shed" for "the shed pump"),
   or the same-type one while the text asks for no group (no "all", "both" or plural device noun:
-  "the kitchen lights" may mean every kitchen light, "the kitchen light" may not). An ambiguity
+  "the kitchen lights" may mean every kitchen light, "the kitchen light" may not), unless the phrase
+  is the target light's area alone (an area alone means its lights: Home Assistant's convention,
+  which issue 16 asks for). An ambiguity
   error in the probe home is not over-broad (the tool asks which one).
   ``wrong_device``: it resolves to something without the target, or fails to resolve.
 - ``right_action`` / ``wrong_action``: the tool and value against the expected action from
@@ -217,7 +219,15 @@ def judge_device(
     in_probe = _resolve(Home([*devices, twin, other]), phrase)
     if isinstance(in_probe, list) and other in in_probe:
         return "over_broad", [*names, f"(a group: also {PROBE_OTHER}, a {other_type} in {one.area})"]
-    if isinstance(in_probe, list) and twin in in_probe and not _GROUP_SAID.search(text.lower()):
+    # An area alone means the area's lights (Home Assistant's convention; issue 16): "the brightness
+    # in the living room" asks for every light there, so a second light there is no over-reach.
+    area_lights = one.type == "light" and phrase.strip().lower() == one.area.strip().lower()
+    if (
+        isinstance(in_probe, list)
+        and twin in in_probe
+        and not _GROUP_SAID.search(text.lower())
+        and not area_lights
+    ):
         return "over_broad", [*names, f"(a group: also {PROBE_TWIN}, a {one.type} in {one.area})"]
     return "right_device", names
 

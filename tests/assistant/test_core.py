@@ -297,3 +297,23 @@ async def test_a_room_the_home_lacks_is_said_and_a_room_alone_is_its_lights(
             assert [await watcher.read(*value) for value in others] == before
     finally:
         await runtime.aclose()
+
+
+# --- unsure routing gives the model the candidate tiers (issue 16) -----------------------------------
+
+
+async def test_an_unsure_request_gets_the_tools_of_both_kinds_and_chit_chat_none(
+    closed_url: str, sim_url: str
+) -> None:
+    async with OllamaStandIn() as ollama:
+        runtime = runtime_for(ollama.url, HOMEASSIST_ZWAVE__URL=sim_url)
+        try:
+            ollama.script(reply("Type C and F."), reply("Why did the chicken cross the road?"))
+            answer = await runtime.assistant.handle("type of plug used in italy")
+            assert (answer.intent.kind, answer.intent.also, answer.path) == ("general", ("device",), "model")
+            assert tool_names(ollama.chats[0]) == list(DEVICE_TOOLS)
+            assert answer.actions == ()
+            await runtime.assistant.handle("tell me a joke")
+            assert ollama.chats[1]["tools"] == []
+        finally:
+            await runtime.aclose()

@@ -1,0 +1,139 @@
+"""Routing on phrasing nobody wrote rules for (issue 16): each failure class with sentences of our own,
+the learned half asked only where the cues are unsure, and candidate tiers for close decisions."""
+
+from __future__ import annotations
+
+import pytest
+
+from homeassist.intent import learned, router
+from homeassist.intent.classifier import IntentClassifier, normalize_text
+from homeassist.messages import INTENT_KINDS
+
+HOME = {
+    "devices": [
+        {"name": "Porch Light", "area": "Porch", "type": "light"},
+        {"name": "Bedroom Lamp", "area": "Bedroom", "type": "light"},
+        {"name": "Kitchen Light", "area": "Kitchen", "type": "light"},
+        {"name": "Desk Plug", "area": "Office", "type": "switch"},
+    ]
+}
+
+
+def classify(text: str, home: dict[str, object] | None = None):  # type: ignore[no-untyped-def]
+    return IntentClassifier().classify(text, home)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what plug do they use in australia",
+        "who invented the light bulb",
+        "can you put a hold on my credit card",
+        "my dashboard warning light keeps flashing",
+        "how do i roll my 403b into an ira",
+        "what is a fan fiction",
+    ],
+)
+def test_everyday_words_do_not_make_a_device_request(text: str) -> None:
+    intent = classify(text, HOME)
+    assert intent.kind != "device"
+    assert intent.command is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "two tickets for the concert on friday",
+        "book me a hotel room in lisbon for the 3rd",
+        "i need to check in on the twentieth",
+        "reserve a table for four at 8 pm",
+    ],
+)
+def test_bookings_with_a_date_are_not_timers(text: str) -> None:
+    assert classify(text).kind == "general"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "are we free on sunday afternoon",
+        "what does my thursday look like",
+        "am i busy tomorrow morning",
+        "what do i have on next monday",
+    ],
+)
+def test_calendar_questions_are_timer_requests(text: str) -> None:
+    assert classify(text).kind == "timer"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["how can i improve my golf score", "how do i get better at chess", "what's the best way to save money"],
+)
+def test_how_to_questions_are_not_web_searches(text: str) -> None:
+    assert classify(text).kind == "general"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "any flood warnings near me",
+        "is there a hurricane coming",
+        "check wikipedia for the height of mount kenya",
+        "ask duckduckgo who won the tour de france",
+    ],
+)
+def test_alerts_and_explicit_searches_are_web_searches(text: str) -> None:
+    assert classify(text).kind == "web"
+
+
+@pytest.mark.parametrize("text", ["when does the sun rise on saturday", "sunset time tonight"])
+def test_sunrise_and_sunset_are_not_the_clock(text: str) -> None:
+    intent = classify(text)
+    assert intent.kind == "web"
+    assert intent.command is None
+
+
+@pytest.mark.parametrize(
+    "text", ["what's yesterday's date", "tell me what date it is", "is it nine o'clock already"]
+)
+def test_date_and_clock_phrasings_are_datetime(text: str) -> None:
+    assert classify(text).kind == "datetime"
+
+
+@pytest.mark.parametrize("text", ["make sure the porch is bright", "it's too gloomy in the bedroom"])
+def test_indirect_device_requests_get_the_device_tools(text: str) -> None:
+    intent = classify(text, HOME)
+    assert "device" in (intent.kind, *intent.also)
+    assert intent.command is None  # nothing named exactly: the model decides
+
+
+def test_a_lone_device_noun_in_a_sentence_offers_the_device_tools_without_claiming_a_device() -> None:
+    for text in ("type of plug used in italy", "will someone check my brake light please"):
+        intent = classify(text, HOME)
+        assert (intent.kind, intent.also, intent.command) == ("general", ("device",), None), text
+
+
+@pytest.mark.parametrize("text", ["tell me a joke", "hello how are you doing", "who painted the mona lisa"])
+def test_chit_chat_with_a_clear_margin_gets_no_tools(text: str) -> None:
+    intent = classify(text, HOME)
+    assert (intent.kind, intent.also) == ("general", ())
+
+
+def test_the_learned_half_is_asked_only_where_the_cues_are_unsure() -> None:
+    sure = router.route(normalize_text("turn on the kitchen light"), named_device=True)
+    assert sure.learned is None
+    unsure = router.route(normalize_text("make the bedroom cosy"))
+    assert unsure.learned is not None
+    assert set(unsure.learned) == set(INTENT_KINDS)
+
+
+def test_a_model_given_to_route_replaces_the_shipped_one() -> None:
+    weights = [[0.0] * len(INTENT_KINDS) for _ in range(learned.N_BUCKETS)]
+    for bucket in learned.features(normalize_text("please make it lovely")):
+        weights[bucket][INTENT_KINDS.index("timer")] = 5.0
+    model = learned.from_weights(INTENT_KINDS, weights, [0.0] * len(INTENT_KINDS))
+    assert router.route("please make it lovely", model=model).kind == "timer"
+    with learned.using(model):
+        assert classify("please make it lovely").kind == "timer"
+    assert classify("please make it lovely").kind != "timer"
