@@ -6,6 +6,14 @@ on. While the speaker plays, frames are dropped (no wake word, no command: the a
 itself), and the wake word detector is reset afterwards. After a wake word a short tone plays and the
 endpointer waits for speech; "nothing heard" gets a short spoken prompt. "stop" or "cancel" said after
 the wake word cuts a reply short. With ``[wake] words = []`` every utterance is a command.
+
+Counters tell liveness apart from hearing: ``frames`` counts what the source delivered (the microphone
+is alive), ``processed`` what reached the wake word and the endpointer (the loop can hear), and the
+drops are counted by why. A speaker stuck past its bound (see ``Speaker.problem``) no longer mutes
+capture: a hung player must not leave the assistant deaf.
+
+Memory: ``heard`` keeps the last ``HEARD_KEPT`` commands, and only with ``keep_text`` (the daemon
+passes ``[privacy] store_transcripts``); otherwise just ``utterances`` counts them.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ import contextlib
 import logging
 import re
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -38,6 +47,8 @@ ECHO_TAIL_S = 0.25
 #: A pause this long in speech starts transcribing what was said so far, while the endpointer still
 #: waits for the full trailing silence; when the speech does not go on, that transcript is used.
 SPECULATE_AFTER_S = 0.2
+#: How many handled commands ``VoiceLoop.heard`` keeps (the oldest go first).
+HEARD_KEPT = 50
 
 
 @dataclass
@@ -62,6 +73,7 @@ class VoiceLoop:
         transcriber: BackgroundTranscriber,
         speaker: Speaker,
         handle: Callable[[str, Callable[[str], Awaitable[None]]], Awaitable[Reply]],
+        keep_text: bool = True,
     ) -> None:
         self.source = source
         self.wake = wake
@@ -69,9 +81,17 @@ class VoiceLoop:
         self.transcriber = transcriber
         self.speaker = speaker
         self.handle = handle
-        self.heard: list[Heard] = []
+        #: Whether ``heard`` keeps the commands (their transcripts); the daemon: ``[privacy]
+        #: store_transcripts``.
+        self.keep_text = keep_text
+        #: The last ``HEARD_KEPT`` commands (only with ``keep_text``); ``utterances`` counts them all.
+        self.heard: deque[Heard] = deque(maxlen=HEARD_KEPT)
+        self.utterances = 0
+        #: Frames the source delivered; of them, those the models saw and those dropped (and why).
         self.frames = 0
+        self.processed = 0
         self.dropped_while_speaking = 0
+        self.dropped_while_paused = 0
         self._listening = not wake.enabled
         self._muted_until = 0.0
         self._reset_after_mute = False
@@ -97,10 +117,12 @@ class VoiceLoop:
             async for frame in self.source.frames():
                 self.frames += 1
                 if self.paused:
+                    self.dropped_while_paused += 1
                     self._reset_after_mute = True  # start afresh, waiting for the wake word
                     continue
                 if self._muted(frame):
                     continue
+                self.processed += 1
                 # Wake word and VAD models run in a worker thread (~2.5 ms a frame), not on the loop.
                 word, event, early = await asyncio.to_thread(self._detect, frame)
                 if early is not None:
@@ -123,9 +145,10 @@ class VoiceLoop:
         await self.transcriber.aclose()
 
     def _muted(self, frame: AudioFrame) -> bool:
-        """While the speaker plays (and a short echo tail after), frames are dropped."""
+        """While the speaker plays (and a short echo tail after), frames are dropped; not while it is
+        stuck past its bound, when nothing is heard from it anyway."""
         now = time.monotonic()
-        if self.speaker.speaking:
+        if self.speaker.speaking and not self.speaker.stuck_s:
             self._muted_until = now + ECHO_TAIL_S
         if now < self._muted_until:
             self.dropped_while_speaking += 1
@@ -221,7 +244,9 @@ class VoiceLoop:
     ) -> None:
         transcript = await early if early is not None else await self.transcriber.transcribe(audio)
         heard = Heard(transcript, speech_end_at, time.monotonic())
-        self.heard.append(heard)
+        self.utterances += 1
+        if self.keep_text:
+            self.heard.append(heard)
         _LOGGER.debug("Heard %r (%s)", transcript.text, transcript.timings_ms)
         if not transcript.text:
             if self.wake.enabled:

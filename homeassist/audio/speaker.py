@@ -6,6 +6,16 @@ a WAV (espeak-ng ``--stdout``, or ``piper --output_file``), then played on the o
 ``aplay``, and/or written to ``[audio] wav_dir`` (always there when it is set, and the only place
 when there is no output device). ``speaking`` is true from the first queued sentence until the last
 one has played, so capture can ignore what the assistant says itself; ``stop`` cuts a reply short.
+
+Every step is bounded: synthesis by ``SYNTH_TIMEOUT_S``, playing by the audio's own length plus
+``play_margin_s``. A player that hangs (a stuck sound card or driver) is killed, said once in the log,
+and the speaker goes on with the next sentence; ``problem`` says so (the daemon's voice component
+degrades) until a sentence plays again. Nothing a step does blocks the event loop: the WAV written to
+``[audio] wav_dir`` is written in a worker thread.
+
+Memory: ``spoken`` keeps the last ``SPOKEN_KEPT`` sentences only, and their text only when the
+speaker was made with ``keep_text`` (the daemon passes ``[privacy] store_transcripts``); otherwise
+just their length.
 """
 
 from __future__ import annotations
@@ -17,6 +27,7 @@ import logging
 import shutil
 import time
 import wave
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +40,15 @@ from homeassist.errors import HomeassistError
 _LOGGER = logging.getLogger(__name__)
 
 SYNTH_TIMEOUT_S = 20.0
+#: Playing may take this much longer than the audio itself (the player starts, opens the device,
+#: drains its buffer) before it counts as hung and is killed.
+PLAY_MARGIN_S = 5.0
+#: After a kill, how long to wait for the process to go away before leaving it behind.
+KILL_WAIT_S = 2.0
+#: How many spoken sentences ``Speaker.spoken`` keeps (the oldest go first).
+SPOKEN_KEPT = 100
+#: The size of a plain PCM WAV header.
+_WAV_HEADER = 44
 
 
 def _tone(frequency: float = 880.0, seconds: float = 0.15, rate: int = 16_000) -> bytes:
@@ -56,9 +76,11 @@ class SpeakerError(HomeassistError):
 
 @dataclass
 class Spoken:
-    """One spoken sentence: where its WAV went and how long synthesis and playing took."""
+    """One spoken sentence: where its WAV went and how long synthesis and playing took. ``text`` is
+    empty unless the speaker keeps text (``keep_text``); ``chars`` is its length either way."""
 
     text: str
+    chars: int = 0
     wav: Path | None = None
     played: bool = False
     timings_ms: dict[str, float] = field(default_factory=dict)
@@ -83,13 +105,48 @@ def output_device(spec: str) -> str | None:
     return "default"
 
 
+def wav_seconds(wav: bytes) -> float | None:
+    """How long a WAV plays (None when it cannot be read). The frames counted are those the bytes
+    hold: a streamed WAV (``espeak-ng --stdout``) has a placeholder length in its header."""
+    try:
+        with wave.open(io.BytesIO(wav)) as handle:
+            frame_bytes = handle.getsampwidth() * handle.getnchannels()
+            frames = min(handle.getnframes(), max(0, len(wav) - _WAV_HEADER) // frame_bytes)
+            return float(frames) / float(handle.getframerate())
+    except (wave.Error, EOFError, ZeroDivisionError):
+        return None
+
+
+def _write_reply(path: Path, wav: bytes) -> None:
+    """Keep a reply as a WAV under ``[audio] wav_dir`` (blocking file I/O: run in a thread)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(wav)
+
+
 class Speaker:
-    def __init__(self, tts: TtsSettings, audio: AudioSettings, *, device: str | None = None) -> None:
+    def __init__(
+        self,
+        tts: TtsSettings,
+        audio: AudioSettings,
+        *,
+        device: str | None = None,
+        keep_text: bool = True,
+    ) -> None:
         self.tts = tts
         self.device = device
         self.wav_dir = Path(audio.wav_dir).expanduser() if audio.wav_dir else None
         self.piper_model = Path(tts.piper_model).expanduser() if tts.piper_model else None
-        self.spoken: list[Spoken] = []
+        #: Whether ``spoken`` keeps what was said (the daemon: ``[privacy] store_transcripts``).
+        self.keep_text = keep_text
+        #: The last ``SPOKEN_KEPT`` sentences; ``sentences`` counts them all.
+        self.spoken: deque[Spoken] = deque(maxlen=SPOKEN_KEPT)
+        self.sentences = 0
+        #: Playing may take the audio's length plus this long, then the player is killed.
+        self.play_margin_s = PLAY_MARGIN_S
+        #: Why replies may not be heard (the last player hung and was killed); "" once one plays.
+        self.output_problem = ""
+        #: When the step in progress (synthesis, playing) is past every bound, kill included.
+        self._deadline: float | None = None
         self._queue: asyncio.Queue[str | bytes | None] = asyncio.Queue()
         self._player: asyncio.Task[None] | None = None
         self._pending = 0
@@ -116,6 +173,20 @@ class Speaker:
     @property
     def speaking(self) -> bool:
         return not self._idle.is_set()
+
+    @property
+    def stuck_s(self) -> float:
+        """How long the step in progress has run past its bound, its kill included (0: not stuck)."""
+        deadline = self._deadline
+        return max(0.0, time.monotonic() - deadline) if deadline is not None else 0.0
+
+    @property
+    def problem(self) -> str:
+        """Why the speaker does not work as it should ("" when it does): stuck past its bound (capture
+        hears nothing meanwhile), or the last player hung and was killed."""
+        if self.stuck_s > 0:
+            return "the speaker is stuck past its bound; replies are not heard"
+        return self.output_problem
 
     async def say(self, sentence: str) -> None:
         """Queue one sentence; returns at once (the player speaks it in order)."""
@@ -171,6 +242,7 @@ class Speaker:
                     await self._play(sentence)
                 else:
                     self.spoken.append(await self._speak(sentence))
+                    self.sentences += 1
             except SpeakerError as err:
                 _LOGGER.warning("Could not speak a sentence: %s", err)
                 _LOGGER.debug("The sentence not spoken: %r", sentence)
@@ -184,16 +256,18 @@ class Speaker:
     async def _speak(self, sentence: str) -> Spoken:
         start = time.perf_counter()
         wav = await self._synthesize(sentence)
-        spoken = Spoken(sentence, timings_ms={"synth": round((time.perf_counter() - start) * 1000, 1)})
+        spoken = Spoken(
+            sentence if self.keep_text else "",
+            chars=len(sentence),
+            timings_ms={"synth": round((time.perf_counter() - start) * 1000, 1)},
+        )
         if self.wav_dir is not None:
-            self.wav_dir.mkdir(parents=True, exist_ok=True)
             self._count += 1
             spoken.wav = self.wav_dir / f"reply-{time.strftime('%Y%m%d-%H%M%S')}-{self._count:04d}.wav"
-            spoken.wav.write_bytes(wav)
+            await asyncio.to_thread(_write_reply, spoken.wav, wav)
         if self.device is not None:
             played = time.perf_counter()
-            await self._play(wav)
-            spoken.played = True
+            spoken.played = await self._play(wav)
             spoken.timings_ms["play"] = round((time.perf_counter() - played) * 1000, 1)
         elif self.wav_dir is None:
             _LOGGER.debug("No output device and no [audio] wav_dir: %r is not played", sentence)
@@ -212,31 +286,56 @@ class Speaker:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
         )
+        self._deadline = time.monotonic() + SYNTH_TIMEOUT_S + KILL_WAIT_S
         try:
             out, err = await asyncio.wait_for(process.communicate(stdin), SYNTH_TIMEOUT_S)
         except TimeoutError as error:
-            process.kill()
-            await process.wait()
+            await _kill(process, command[0])
             raise SpeakerError(f"{command[0]} did not finish within {SYNTH_TIMEOUT_S:g} s") from error
+        finally:
+            self._deadline = None
         if process.returncode != 0 or not out.startswith(b"RIFF"):
             raise SpeakerError(
                 f"{command[0]} failed ({process.returncode}): {err.decode(errors='replace')[:200]}"
             )
         return out
 
-    async def _play(self, wav: bytes) -> None:
+    async def _play(self, wav: bytes) -> bool:
+        """Play a WAV on the output device, bounded by its length plus ``play_margin_s``; whether it
+        played to its end. A player still running then is killed and the speaker goes on."""
         command = ["aplay", "-q"]
         if self.device and self.device != "default":
             command += ["-D", self.device]
-        self._process = await asyncio.create_subprocess_exec(
+        seconds = wav_seconds(wav)
+        bound = (seconds if seconds is not None else SYNTH_TIMEOUT_S) + self.play_margin_s
+        process = self._process = await asyncio.create_subprocess_exec(
             *command, "-", stdin=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
         )
+        self._deadline = time.monotonic() + bound + KILL_WAIT_S
         try:
-            _, err = await self._process.communicate(wav)
+            _, err = await asyncio.wait_for(process.communicate(wav), bound)
+        except TimeoutError:
+            hung = (
+                f"the audio output hung: aplay did not play {seconds or 0:.1f} s of audio within "
+                f"{bound:.1f} s and was killed; replies may not be heard"
+            )
+            # Said once per outage: a card that stays stuck makes every sentence hang the same way.
+            (_LOGGER.debug if self.output_problem else _LOGGER.warning)("%s", hung)
+            self.output_problem = hung
+            await _kill(process, "aplay")
+            return False
         finally:
-            process, self._process = self._process, None
-        if process.returncode not in (0, -15):  # -15: stopped on purpose
+            self._process = None
+            self._deadline = None
+        if process.returncode == -15:  # stopped on purpose
+            return False
+        if process.returncode != 0:
             _LOGGER.warning("aplay failed (%s): %s", process.returncode, err.decode(errors="replace")[:200])
+            return False
+        if self.output_problem:
+            _LOGGER.info("The audio output works again")
+            self.output_problem = ""
+        return True
 
     async def aclose(self) -> None:
         await self.stop()
@@ -244,3 +343,16 @@ class Speaker:
             self._player.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._player
+
+
+async def _kill(process: asyncio.subprocess.Process, name: str) -> None:
+    """Kill a child that ran past its bound; wait for it (bounded): one stuck in the kernel (a hung
+    sound driver) is left behind rather than holding the speaker."""
+    with contextlib.suppress(ProcessLookupError):
+        process.kill()
+    try:
+        await asyncio.wait_for(process.wait(), KILL_WAIT_S)
+    except TimeoutError:
+        _LOGGER.warning(
+            "%s (pid %s) did not exit within %g s of a kill; leaving it", name, process.pid, KILL_WAIT_S
+        )

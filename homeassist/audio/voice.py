@@ -39,7 +39,13 @@ Handle = Callable[[str, Callable[[str], Awaitable[None]]], Awaitable[Reply]]
 
 
 def build_speaker(settings: Settings) -> Speaker:
-    return Speaker(settings.tts, settings.audio, device=output_device(settings.audio.output))
+    """The speaker; it keeps what it said only with ``[privacy] store_transcripts``."""
+    return Speaker(
+        settings.tts,
+        settings.audio,
+        device=output_device(settings.audio.output),
+        keep_text=settings.privacy.store_transcripts,
+    )
 
 
 def build_transcriber(settings: Settings, state_dir: Path) -> BackgroundTranscriber:
@@ -78,7 +84,7 @@ async def build_voice(settings: Settings, state_dir: Path, handle: Handle) -> Vo
     endpointer = await asyncio.to_thread(build_endpointer, settings)
     transcriber = build_transcriber(settings, state_dir)
     await transcriber.load()
-    speaker = build_speaker(settings)
+    speaker = await asyncio.to_thread(build_speaker, settings)  # looks for an output device
     words = ", ".join(settings.wake.words) or "none: always listening"
     _LOGGER.info("Listening on input device %s (wake words: %s)", device, words)
     return VoiceLoop(
@@ -88,6 +94,7 @@ async def build_voice(settings: Settings, state_dir: Path, handle: Handle) -> Vo
         transcriber=transcriber,
         speaker=speaker,
         handle=handle,
+        keep_text=settings.privacy.store_transcripts,
     )
 
 

@@ -406,10 +406,14 @@ class Daemon:
                 component.beat()  # the monitor is alive; the microphone's state is told apart
                 if voice.frames != frames:
                     frames, last_frame = voice.frames, now
-                    if component.state != "ready":
-                        component.set("ready", "muted" if self.muted else "listening")
-                elif now - last_frame > AUDIO_SILENT_S:
+                # Frames arriving only say the microphone lives; they are heard only when the speaker
+                # is not stuck (a hung player would otherwise mute capture behind a "ready").
+                if now - last_frame > AUDIO_SILENT_S:
                     component.set("degraded", f"no audio from the microphone for {AUDIO_SILENT_S:g} s")
+                elif problem := voice.speaker.problem:
+                    component.set("degraded", problem)
+                elif component.state != "ready":
+                    component.set("ready", "muted" if self.muted else "listening")
             run.result()  # the source ended: raises what ended it
             raise HomeassistError("the microphone stopped delivering audio")
         finally:
