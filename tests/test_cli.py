@@ -181,7 +181,7 @@ def test_run_answers_typed_requests_and_keeps_running_after_end_of_input(
             # The end of input stopped the console, not the daemon: it still answers on its API (and
             # below, it stops only on SIGTERM).
             health = f"http://127.0.0.1:{cli_env['HOMEASSIST_API__PORT']}/health"
-            wait_until(lambda: daemon.poll() is not None or answers(health), 120, err.read_text)
+            wait_until(lambda: daemon.poll() is not None or serves(health), 120, err.read_text)
             assert daemon.poll() is None, err.read_text()
         finally:
             daemon.send_signal(signal.SIGTERM)
@@ -193,7 +193,7 @@ def test_run_answers_typed_requests_and_keeps_running_after_end_of_input(
     assert "Stopping (SIGTERM)" in err.read_text()
 
 
-def answers(url: str) -> bool:
+def serves(url: str) -> bool:
     """Whether anything answers an HTTP GET at ``url``."""
     try:
         httpx.get(url, timeout=5)

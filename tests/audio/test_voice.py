@@ -13,13 +13,13 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from homeassist.audio.capture import FRAME_SECONDS, AudioFrame, MicrophoneSource, WavSource
+from homeassist.audio.capture import FRAME_SECONDS, AudioFrame, MicrophoneSource, WavSource, to_frames
 from homeassist.audio.pipeline import VoiceLoop
 from homeassist.audio.speaker import Speaker
 from homeassist.audio.stt import BackgroundTranscriber
@@ -27,7 +27,7 @@ from homeassist.audio.voice import build_endpointer, build_wake, command_from_re
 from homeassist.config.loader import load_settings
 from homeassist.config.settings import AudioSettings, Settings, SttSettings, TtsSettings
 from homeassist.messages import Intent, Reply
-from tests.audio.conftest import Clips, VirtualMic, compose, read_pcm16, synthesize, write_pcm16
+from tests.audio.conftest import Clips, Samples, VirtualMic, compose, read_pcm16, synthesize, write_pcm16
 from tests.conftest import REPO, wait_until, wait_until_async
 from tests.zwave.conftest import KITCHEN_LIGHT, SWITCH, Observer
 
@@ -281,23 +281,64 @@ async def set_light(url: str, on: bool) -> None:
         await watcher.node(KITCHEN_LIGHT).async_set_value(value, on, wait_for_result=True)
 
 
+class HeldSource:
+    """A person at the microphone, in real time: ``first``, then silence until ``go()`` is true, then
+    ``second`` and silence to the end (what they say next waits for the reply, not for a clock)."""
+
+    def __init__(self, first: Samples, second: Samples, go: Callable[[], bool]) -> None:
+        self.parts = (to_frames(first), to_frames(second))
+        self.go = go
+        self.overflows = 0
+        self._silence = compose(FRAME_SECONDS, seed=15)
+
+    async def frames(self) -> AsyncIterator[AudioFrame]:
+        start = time.monotonic()
+        count = 0
+
+        async def paced(samples: Samples) -> AudioFrame:
+            nonlocal count
+            count += 1
+            at = start + count * FRAME_SECONDS
+            if (delay := at - time.monotonic()) > 0:
+                await asyncio.sleep(delay)  # real time: never earlier than the frame was "captured"
+            return AudioFrame(samples, at)
+
+        first, second = self.parts
+        for samples in first:
+            yield await paced(samples)
+        while not self.go():
+            yield await paced(self._silence)
+        for samples in second:
+            yield await paced(samples)
+
+    async def close(self) -> None:
+        pass
+
+
 async def test_stop_after_the_wake_word_cuts_a_reply_short(
     clips: Clips, transcriber: BackgroundTranscriber, tmp_path: Path
 ) -> None:
     stop = synthesize("stop", tmp_path / "stop")
-    audio = compose(0.5, clips.wake_command, 1.5, clips.wake_phrase, 0.2, stop, 2.0, seed=13)
     speaker = Speaker(TtsSettings(), AudioSettings(wav_dir=str(tmp_path / "replies")), device=None)
     asked: list[str] = []
 
     async def slow_answer(text: str, speak: Callable[[str], Awaitable[None]]) -> Reply:
         asked.append(text)
         await speak("Once upon a time.")
-        await asyncio.sleep(10)  # the model still writing the rest of a long answer
+        await asyncio.sleep(120)  # the model still writing the rest of a long answer (a hang guard)
         await speak("And they lived happily ever after.")
         return Reply(text="...", request=text, intent=Intent("general", 1.0), path="model")
 
+    def reply_begun() -> bool:
+        """The first sentence has been spoken and its echo tail is over: "stop" can be heard now."""
+        return bool(speaker.spoken) and not speaker.speaking and time.monotonic() >= loop._muted_until
+
     loop = VoiceLoop(
-        WavSource(write_pcm16(tmp_path / "stop.wav", audio), realtime=True),
+        HeldSource(
+            compose(0.5, clips.wake_command, 1.5, seed=13),
+            compose(0.2, clips.wake_phrase, 0.2, stop, 2.0, seed=16),
+            reply_begun,
+        ),
         wake=build_wake(SETTINGS),
         endpointer=build_endpointer(SETTINGS),
         transcriber=transcriber,
