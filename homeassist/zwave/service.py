@@ -20,6 +20,10 @@ from homeassist.zwave.sim import DEFAULT_HOME, SimulatedHome
 _LOGGER = logging.getLogger(__name__)
 
 READY_TIMEOUT_S = 10.0
+#: Once connected, an outage (the server stopped, restarted or hung) makes a request wait this long at
+#: most for the connection to come back, so that commands fail fast with a spoken sentence instead of
+#: each waiting out ``ready_timeout_s`` (a reconnect after a restart usually lands within it).
+OUTAGE_WAIT_S = 1.0
 
 
 class ZWaveService:
@@ -63,11 +67,16 @@ class ZWaveService:
             self.connection.start()
 
     async def ready(self) -> bool:
-        """Start if needed and wait (bounded by ``ready_timeout_s``) for the connection. Never raises."""
+        """Start if needed and wait for the connection: at start-up up to ``ready_timeout_s``, during
+        an outage (it was connected before) up to ``OUTAGE_WAIT_S``. Never raises."""
         await self.start()
         if self.start_error:
             return False
-        return await self.connection.wait_connected(self.ready_timeout_s)
+        connection = self.connection
+        wait_s = (
+            min(self.ready_timeout_s, OUTAGE_WAIT_S) if connection.ever_connected else self.ready_timeout_s
+        )
+        return await connection.wait_connected(wait_s)
 
     def unavailable_reason(self) -> str:
         """Why devices cannot be reached, with what to do about it (for the log)."""
