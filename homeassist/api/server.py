@@ -227,7 +227,9 @@ class ControlAPI:
         if self.hooks.timers is None:
             return _error(503, "timers are not available")
         try:
-            return web.json_response({"timers": self.hooks.timers()}, dumps=_dumps)
+            # The job store is SQLite (and APScheduler's): read in a thread, never on the loop.
+            timers = await asyncio.to_thread(self.hooks.timers)
+            return web.json_response({"timers": timers}, dumps=_dumps)
         except HomeassistError as err:
             return _error(503, str(err))
 
@@ -237,9 +239,9 @@ class ControlAPI:
         if self.hooks.cancel_timer is None:
             return _error(503, "timers are not available")
         try:
-            return web.json_response(
-                {"cancelled": self.hooks.cancel_timer(request.match_info["id"])}, dumps=_dumps
-            )
+            # The job store: a thread.
+            cancelled = await asyncio.to_thread(self.hooks.cancel_timer, request.match_info["id"])
+            return web.json_response({"cancelled": cancelled}, dumps=_dumps)
         except HomeassistError as err:
             return _error(404, str(err))
 
