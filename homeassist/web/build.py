@@ -1,22 +1,28 @@
 """Wiring the web search: the MCP servers, the browser's configuration, its two tools, the fallback.
 
-Nothing starts here: the browser server starts on the first search. The ``mcp`` SDK comes with the
-``web`` extra; without it the web search is off and the log says how to turn it on.
+Nothing starts here: the browser server starts on the first search, and its configuration file is
+written then, in a worker thread, just before it (nothing here blocks the event loop the daemon starts
+on). The ``mcp`` SDK comes with the ``web`` extra; without it the web search is off and the log says
+how to turn it on.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from homeassist.config.settings import Settings
+from homeassist.errors import MCPError
 from homeassist.tools.executor import ToolExecutor
 from homeassist.web.fallback import WebSearchFallback, browser_tools, origin
 
 if TYPE_CHECKING:
-    from homeassist.mcp.integration import MCPIntegration, ServerConfig
+    from homeassist.mcp.integration import MCPIntegration, ServerConfig, _Session
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -34,9 +40,9 @@ class Web:
 
 def build_web(settings: Settings, executor: ToolExecutor, state: Path) -> Web | None:
     """The MCP servers and the web search, or None without the ``web`` extra (logged with the fix).
-    Writes the browser's config under ``state`` (blocking: call it at start-up)."""
+    Does no I/O: the browser's config is written under ``state`` (in a thread) when it first starts."""
     try:
-        from homeassist.mcp.integration import MCPIntegration
+        import homeassist.mcp.integration  # noqa: F401  # the 'web' extra is installed
     except ImportError as err:
         _LOGGER.warning(
             "Web search is off: the 'web' extra is not installed (%s); run scripts/setup, or "
@@ -44,12 +50,9 @@ def build_web(settings: Settings, executor: ToolExecutor, state: Path) -> Web | 
             err,
         )
         return None
-    try:
-        servers = mcp_servers(settings, state)
-    except OSError as err:
-        _LOGGER.error("Web search is off: cannot write the browser's configuration in %s: %s", state, err)
-        return None
-    mcp = MCPIntegration(servers)
+    mcp = _writing_config_first(
+        server_configs(settings, state), functools.partial(write_config, settings, state)
+    )
     for tool in browser_tools(mcp, BROWSER_SERVER):
         executor.register(tool)
     web = settings.web
@@ -79,8 +82,15 @@ def purge_browser_logs(state: Path) -> int:
 
 
 def mcp_servers(settings: Settings, state: Path) -> list[ServerConfig]:
-    """The built-in browser server (changed by ``[mcp.servers.playwright]`` where set) and the others."""
-    from homeassist.mcp.integration import ServerConfig, playwright_server, write_playwright_config
+    """The servers of ``server_configs``, with the browser's configuration written (blocking I/O: call
+    it at setup or in a thread)."""
+    write_config(settings, state)
+    return server_configs(settings, state)
+
+
+def write_config(settings: Settings, state: Path) -> Path:
+    """Write the browser's configuration file under ``state`` (blocking I/O: call it in a thread)."""
+    from homeassist.mcp.integration import write_playwright_config
 
     web = settings.web
     args = [arg for arg in web.browser_args if not arg.startswith(RESOLVER_RULES)]
@@ -91,7 +101,7 @@ def mcp_servers(settings: Settings, state: Path) -> list[ServerConfig]:
         for rule in arg.removeprefix(RESOLVER_RULES).split(",")
         if rule.strip()
     ]
-    config_file = write_playwright_config(
+    return write_playwright_config(
         state / CONFIG_FILE,
         browser_args=args,
         resolver_rules=rules,
@@ -99,7 +109,16 @@ def mcp_servers(settings: Settings, state: Path) -> list[ServerConfig]:
         allowed_origins=[origin(web.search_url), *web.allowed_origins],
         timeouts_ms={"navigation": int(web.budget_s * 1000)},
     )
-    browser = playwright_server(config_file=config_file, output_dir=state / OUTPUT_DIR, name=BROWSER_SERVER)
+
+
+def server_configs(settings: Settings, state: Path) -> list[ServerConfig]:
+    """The built-in browser server (changed by ``[mcp.servers.playwright]`` where set) and the others.
+    No I/O: the browser's configuration file is ``write_config``'s."""
+    from homeassist.mcp.integration import ServerConfig, playwright_server
+
+    browser = playwright_server(
+        config_file=state / CONFIG_FILE, output_dir=state / OUTPUT_DIR, name=BROWSER_SERVER
+    )
     servers = {BROWSER_SERVER: browser}
     for name, server in settings.mcp.servers.items():
         base = servers.get(name)
@@ -114,3 +133,24 @@ def mcp_servers(settings: Settings, state: Path) -> list[ServerConfig]:
             hint=base.hint if base else "",
         )
     return list(servers.values())
+
+
+def _writing_config_first(servers: Sequence[ServerConfig], write: Callable[[], object]) -> MCPIntegration:
+    """An MCPIntegration that runs ``write`` (the browser's configuration) in a worker thread before the
+    browser server's first start; a failure there fails that start with the reason (MCPError)."""
+    from homeassist.mcp.integration import MCPIntegration
+
+    class ConfigWritingIntegration(MCPIntegration):
+        written = False
+
+        async def _start(self, config: ServerConfig) -> _Session:
+            # Called under the server's start lock: one write, before the first start only.
+            if config.name == BROWSER_SERVER and not self.written:
+                try:
+                    await asyncio.to_thread(write)
+                except OSError as err:
+                    raise MCPError(f"cannot write the browser's configuration: {err}") from err
+                self.written = True
+            return await super()._start(config)
+
+    return ConfigWritingIntegration(servers)
