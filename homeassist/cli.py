@@ -22,6 +22,7 @@ from homeassist.api.client import timers as client_timers
 from homeassist.audio.capture import read_wav
 from homeassist.audio.pipeline import NOT_UNDERSTOOD
 from homeassist.audio.voice import (
+    NO_WAKE_WORD,
     build_endpointer,
     build_speaker,
     build_transcriber,
@@ -84,6 +85,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         type=Path,
         help="the request as a recording (a wake word at its start is cut off); the reply is also spoken",
+    )
+    ask.add_argument(
+        "--no-wake",
+        action="store_true",
+        help="with --wav: the whole recording is the request (default: it must start with the wake word)",
     )
     ask.add_argument("--json", action="store_true", help="print one JSON object instead of the reply")
     ask.add_argument(
@@ -223,7 +229,7 @@ def _dispatch(args: argparse.Namespace, loaded: LoadedConfig) -> int:
             print("homeassist ask: give the request as text or as --wav FILE (one of them)", file=sys.stderr)
             return EXIT_USAGE
         if args.wav:
-            return asyncio.run(_ask_wav(args.wav, loaded, as_json=args.json))
+            return asyncio.run(_ask_wav(args.wav, loaded, as_json=args.json, no_wake=args.no_wake))
         return asyncio.run(_ask(" ".join(args.text), loaded, as_json=args.json, in_process=args.in_process))
     if args.command == "transcribe":
         return _transcribe(args.wav, loaded, as_json=args.json)
@@ -363,12 +369,21 @@ def transcriber_timings(timings: dict[str, float], load_ms: float) -> dict[str, 
     return {"load_ms": round(load_ms, 1)} | {f"{k}_ms" if k != "rtf" else k: v for k, v in timings.items()}
 
 
-async def _ask_wav(path: Path, loaded: LoadedConfig, *, as_json: bool) -> int:
+async def _ask_wav(path: Path, loaded: LoadedConfig, *, as_json: bool, no_wake: bool = False) -> int:
     settings = loaded.settings
     audio = await asyncio.to_thread(read_wav, path)
-    wake = await asyncio.to_thread(build_wake, settings)
-    endpointer = await asyncio.to_thread(build_endpointer, settings)
-    command, word = await asyncio.to_thread(command_from_recording, audio, wake, endpointer)
+    if no_wake or not settings.wake.words:  # the whole recording is the request
+        command, word = audio, None
+    else:
+        wake = await asyncio.to_thread(build_wake, settings)
+        endpointer = await asyncio.to_thread(build_endpointer, settings)
+        command, word = await asyncio.to_thread(command_from_recording, audio, wake, endpointer)
+        if word is None:  # as the microphone would: without the wake word nothing is heard or done
+            if as_json:
+                print(json.dumps({"reply": NO_WAKE_WORD, "text": "", "wake_word": None}))
+            else:
+                print(NO_WAKE_WORD)
+            return EXIT_FAILURE
     transcriber = build_transcriber(settings, state_dir(settings))
     transcript = await transcriber.transcribe(command, source=str(path))
     await transcriber.aclose()

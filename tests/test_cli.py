@@ -231,7 +231,7 @@ def test_ask_changes_the_simulated_devices_seen_by_another_client(
         assert "Traceback" not in result.stderr
     assert replies["turn on the kitchen light"].stdout == "Kitchen Light is now on.\n"
     assert replies["set the living room lamp to 40 percent"].stdout == "Living Room Lamp is now at 40%.\n"
-    assert replies["close the bedroom blinds"].stdout == "Bedroom Blinds is now off.\n"
+    assert replies["close the bedroom blinds"].stdout == "Bedroom Blinds is now closed.\n"
     assert replies["lock the front door"].stdout == "Front Door is now locked.\n"
     assert replies["unlock the front door"].stdout.startswith("Unlocking by voice is turned off for safety")
 
@@ -413,3 +413,20 @@ def test_ask_wav_cuts_the_wake_word_and_acts_on_the_command(
     run_cli("ask", "turn off the kitchen light", env=env)
     both = run_cli("ask", "hello", "--wav", str(wav), env=env)
     assert both.returncode == 2 and "one of them" in both.stderr
+
+
+def test_ask_wav_without_the_wake_word_does_nothing_unless_no_wake(
+    cli_env: dict[str, str], sim_url: str, tmp_path: Path
+) -> None:
+    wav = spoken_wav("turn on the kitchen light", tmp_path)
+    replies = tmp_path / "replies"
+    env = cli_env | {"HOMEASSIST_ZWAVE__URL": sim_url, "HOMEASSIST_AUDIO__WAV_DIR": str(replies)}
+    refused = run_cli("ask", "--wav", str(wav), env=env)
+    assert refused.returncode == 1 and refused.stdout.strip() == "No wake word heard.", refused.stderr
+    assert not replies.exists() or not any(replies.iterdir())  # nothing said, nothing done
+    whole = run_cli("ask", "--wav", str(wav), "--no-wake", "--json", env=env)
+    assert whole.returncode == 0, whole.stderr
+    data = json.loads(whole.stdout)
+    assert data["transcript"]["wake_word"] is None
+    assert data["reply"] == "Kitchen Light is now on." and data["path"] == "local"
+    run_cli("ask", "turn off the kitchen light", env=env)

@@ -3,7 +3,8 @@
 ``build_voice`` makes the VoiceLoop for the daemon: the microphone (none found: AudioError, and the
 daemon tries again later), the wake word detector, the endpointer and the speech model, all loaded
 off the event loop. ``command_from_recording`` runs a recording through the same wake word and endpointing: a
-recording that starts with the wake word has it cut off, one without is taken whole as the command.
+recording that starts with the wake word has it cut off; for one without, the word is None (``ask --wav``
+then answers ``NO_WAKE_WORD`` and does nothing, unless ``--no-wake`` makes the whole recording the command).
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ from homeassist.errors import AudioError
 from homeassist.messages import Reply
 
 _LOGGER = logging.getLogger(__name__)
+
+#: What ``ask --wav`` answers for a recording in which no wake word was heard.
+NO_WAKE_WORD = "No wake word heard."
 
 Handle = Callable[[str, Callable[[str], Awaitable[None]]], Awaitable[Reply]]
 
@@ -101,7 +105,8 @@ async def build_voice(settings: Settings, state_dir: Path, handle: Handle) -> Vo
 def command_from_recording(
     audio: npt.NDArray[np.int16], wake: WakeWordDetector, endpointer: Endpointer
 ) -> tuple[npt.NDArray[np.int16], str | None]:
-    """The command in a recording, and the wake word it started with (None: the whole recording)."""
+    """The command in a recording and the wake word it started with; (the whole recording, None) when no
+    wake word was heard (or none is configured): the caller decides whether that counts as a command."""
     if not wake.enabled:
         return audio, None
     silence = np.zeros(int(2 * SAMPLE_RATE), dtype=np.int16)  # lets the endpointer hear the end
