@@ -46,6 +46,8 @@ NOTHING_FOUND = "I couldn't find anything about that on the web."
 #: The longest request taken (the control API's limit too); a spoken one is far shorter.
 MAX_REQUEST_CHARS = 2000
 TOO_LONG = "That's more than I can take in at once; please ask in fewer words."
+#: The answer to a spoken request heard with too little confidence to act on or search for.
+NOT_HEARD = "Sorry, I didn't catch that."
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 
 
@@ -196,6 +198,32 @@ class Assistant:
         if self.stats is not None:
             # Off the event loop: a disk write never delays the next request.
             await asyncio.to_thread(self.stats.record, reply, self.model.model_name)
+        return reply
+
+    def refuse_unheard(
+        self, text: str, confidence: float, *, least: float, least_for_devices: float
+    ) -> Reply | None:
+        """The gate for spoken requests (typed ones have no confidence and never pass here): a
+        transcript heard with less than ``least`` confidence, or a device command with less than
+        ``least_for_devices``, gets "Sorry, I didn't catch that." and nothing is run or searched.
+        None: the request may go on to ``handle``. Pure and quick (the classifier, no waiting)."""
+        if confidence >= least and confidence >= least_for_devices:
+            return None
+        start = time.perf_counter()
+        text = clean_request(text)[:MAX_REQUEST_CHARS]
+        intent = self.classifier.classify(text, self.devices.home() if self.devices else None)
+        if confidence >= least and (intent.kind != "device" or confidence >= least_for_devices):
+            return None
+        reply = Reply(
+            text=NOT_HEARD,
+            request=text,
+            intent=intent,
+            path="local",
+            error=f"LowConfidence: heard with confidence {confidence:.2f}",
+            request_id=uuid.uuid4().hex[:8],
+            timings_ms={"total": _ms(start)},
+        )
+        log_summary(reply, with_text=self.store_transcripts)
         return reply
 
     def _too_long(self, request_id: str, text: str, start: float) -> Reply:

@@ -107,6 +107,9 @@ class VoiceLoop:
         self.paused = False
         #: Called when "stop" is heard (the daemon dismisses a ringing timer).
         self.on_stop: Callable[[], Awaitable[None]] | None = None
+        #: Before a transcript is answered: a Reply refuses it (too unsure to act on), None lets it
+        #: through (the daemon: the Assistant's ``refuse_unheard`` with ``[stt]`` thresholds).
+        self.gate: Callable[[Transcript], Reply | None] | None = None
         if self._listening:
             self.endpointer.start()
 
@@ -276,6 +279,11 @@ class VoiceLoop:
             await self.speaker.say(sentence)
 
         try:
+            refused = self.gate(heard.transcript) if self.gate is not None else None
+            if refused is not None:  # heard too unsurely: nothing runs, nothing is searched
+                heard.reply = refused
+                await speak(refused.text)
+                return
             heard.reply = await self.handle(heard.transcript.text, speak)
             if heard.replied_at is None:  # the local path, or an error: the reply comes whole
                 await speak(heard.reply.text)

@@ -5,6 +5,20 @@ worker with the configured language (never auto-detected: that costs about a sec
 search, and Silero VAD filtering. Silence hallucinations are dropped: segments whose no-speech
 probability is high or whose average log-probability is low, and transcripts that are empty or only
 filler ("you", "thank you", "uh"). The Transcript carries its timings and a confidence.
+
+Decoding is deterministic and bounded: temperature 0 only (faster-whisper's default falls back to
+sampling at 0.2 ... 1.0 when a window looks unsure, which made one clip give text on one run and
+nothing after 4-8 s on the next), no timestamps, at most ``MAX_TOKENS`` tokens, and
+``[stt] time_limit_s`` per utterance (past it the utterance counts as not understood). The same audio
+gives the same text.
+
+Biasing (``[stt] bias``): the home's device names, rooms and aliases, the command verbs and numbers go
+to whisper as ``hotwords`` or as a short ``initial_prompt``. ``home`` is a callable (the device
+backend's ``home()``) read before each utterance; the text is rebuilt only when the home changed.
+
+Confidence: ``exp(mean avg_logprob) * (1 - max no_speech_prob)`` of the kept segments, in [0, 1]. The
+gate that reads it (a voice request below ``[stt] min_confidence`` never acts and never searches) is
+the Assistant's ``refuse_unheard``.
 """
 
 from __future__ import annotations
@@ -15,6 +29,7 @@ import math
 import os
 import re
 import time
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -36,10 +51,58 @@ _FILLER = re.compile(
 )
 
 
+#: Decoding stops after this many tokens: a spoken command is far shorter, a runaway loop is not.
+MAX_TOKENS = 64
+#: The command words and numbers given to whisper beside the home's names (what people say to it).
+COMMAND_VOCABULARY = (
+    "turn on, turn off, switch, set, dim, brighten, open, close, lock, unlock, percent, degrees, "
+    "thermostat, lights, timer, minutes, one, two, three, four, five, ten, twenty, fifty, hundred"
+)
+Home = Mapping[str, Any]
+
+
+def home_phrases(home: Home | None) -> list[str]:
+    """The names whisper should expect, in order and without repeats: devices, their aliases, rooms."""
+    seen: dict[str, None] = {}
+    if home:
+        for device in home.get("devices") or ():
+            for name in (device.get("name"), *(device.get("aliases") or ())):
+                if name:
+                    seen.setdefault(str(name).strip(), None)
+        areas = [d.get("area") for d in home.get("devices") or ()] + list(home.get("areas") or ())
+        for area in areas:
+            if area:
+                seen.setdefault(str(area).strip(), None)
+    return [p for p in seen if p]
+
+
+def bias_text(home: Home | None, mode: str) -> str:
+    """What biases whisper toward this home: for ``hotwords`` a plain list of the names and command
+    words, for ``prompt`` a short sentence-like prompt that reads like a previous command."""
+    names = home_phrases(home)
+    if mode == "off" or (not names and mode == "prompt"):
+        return ""
+    if mode == "hotwords":
+        return ", ".join([*names, COMMAND_VOCABULARY])
+    return f"Home devices: {', '.join(names)}. Turn on the {names[0].lower()}. Set it to 20 degrees."
+
+
+def _home_key(home: Home | None) -> str:
+    return repr(home_phrases(home))
+
+
 class BackgroundTranscriber:
     """``await load()`` once, then ``await transcribe(audio)`` per utterance (one at a time, in order)."""
 
-    def __init__(self, settings: SttSettings, *, language: str, state_dir: Path, threads: int = 0) -> None:
+    def __init__(
+        self,
+        settings: SttSettings,
+        *,
+        language: str,
+        state_dir: Path,
+        threads: int = 0,
+        home: Callable[[], Home | None] | None = None,
+    ) -> None:
         if is_english_only(settings.model) and language != "en":
             raise SttModelError(
                 f"[stt] model = {settings.model!r} understands only English, but [assistant] language = "
@@ -52,11 +115,31 @@ class BackgroundTranscriber:
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stt")
         self._model: Any = None
         self.load_ms = 0.0
+        #: The home whose names bias recognition (the daemon: the device backend's ``home``).
+        self.home = home
+        self._bias: tuple[str, str] = ("", "")  # (home key, text)
 
     @property
     def cpu_threads(self) -> int:
-        """Threads for inference: all cores but one, so capture and the event loop always have one."""
-        return self.threads or max(1, (os.cpu_count() or 2) - 1)
+        """Threads for inference: every core. Capture never waits for them: it reads frames on the
+        event loop while inference runs in the worker thread (measured on 2 cores: tiny.en takes
+        about 40 % less time per command with 2 threads than with 1, see scripts/bench/voice.py)."""
+        return self.threads or max(1, os.cpu_count() or 1)
+
+    def bias(self) -> str:
+        """The biasing text for the home now, rebuilt only when the home changed."""
+        if self.settings.bias == "off":
+            return ""
+        try:
+            home = self.home() if self.home is not None else None
+        except Exception:  # a home that cannot be read now must not cost the utterance
+            _LOGGER.exception("Could not read the home for speech biasing")
+            home = None
+        key = _home_key(home)
+        if key != self._bias[0]:
+            self._bias = (key, bias_text(home, self.settings.bias))
+            _LOGGER.debug("Speech biasing rebuilt (%d characters)", len(self._bias[1]))
+        return self._bias[1]
 
     @property
     def loaded(self) -> bool:
@@ -82,7 +165,19 @@ class BackgroundTranscriber:
         """The text of one utterance; an empty Transcript when nothing real was said."""
         await self.load()
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._worker, self._transcribe, audio, source)
+        job = loop.run_in_executor(self._worker, self._transcribe, audio, source)
+        try:
+            return await asyncio.wait_for(asyncio.shield(job), self.settings.time_limit_s)
+        except TimeoutError:
+            # The worker cannot be interrupted; MAX_TOKENS bounds how long it goes on.
+            _LOGGER.warning("Transcription took over %g s; not understood", self.settings.time_limit_s)
+            return Transcript(
+                text="",
+                language=self.language,
+                confidence=0.0,
+                source=source,
+                timings_ms={"audio": round(len(audio) / SAMPLE_RATE * 1000, 1), "stt_timeout": 1.0},
+            )
 
     def transcribe_blocking(self, audio: npt.NDArray[np.int16], *, source: str = "file") -> Transcript:
         """The same, for callers without an event loop (the CLI's ``transcribe``)."""
@@ -93,13 +188,18 @@ class BackgroundTranscriber:
     def _transcribe(self, audio: npt.NDArray[np.int16], source: str) -> Transcript:
         start = time.perf_counter()
         samples = audio.astype(np.float32) / 32768.0
+        bias = self.bias()
         segments, _info = self._model.transcribe(
             samples,
             language=self.language,
             beam_size=self.settings.beam_size,
+            temperature=0.0,  # no sampling fallback: the same audio gives the same text
             vad_filter=True,
             condition_on_previous_text=False,
             without_timestamps=True,
+            max_new_tokens=MAX_TOKENS,
+            hotwords=bias if self.settings.bias == "hotwords" and bias else None,
+            initial_prompt=bias if self.settings.bias == "prompt" and bias else None,
         )
         kept: list[Any] = []
         for segment in segments:
@@ -117,7 +217,7 @@ class BackgroundTranscriber:
             text = ""
         elapsed = (time.perf_counter() - start) * 1000
         duration = len(audio) / SAMPLE_RATE
-        confidence = math.exp(sum(s.avg_logprob for s in kept) / len(kept)) if kept else 0.0
+        confidence = segment_confidence(kept)
         return Transcript(
             text=text,
             language=self.language,
@@ -132,3 +232,11 @@ class BackgroundTranscriber:
 
     async def aclose(self) -> None:
         self._worker.shutdown(wait=False, cancel_futures=True)
+
+
+def segment_confidence(segments: list[Any]) -> float:
+    """``exp(mean avg_logprob) * (1 - max no_speech_prob)``: near 1 for clear speech, 0 for none."""
+    if not segments:
+        return 0.0
+    mean = sum(s.avg_logprob for s in segments) / len(segments)
+    return float(math.exp(mean) * (1.0 - max(s.no_speech_prob for s in segments)))

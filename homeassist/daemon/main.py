@@ -46,7 +46,7 @@ from homeassist.llm.base import SentenceSink
 from homeassist.llm.ollama import OllamaClient
 from homeassist.llm.unavailable import UnavailableModelClient, probe_ollama
 from homeassist.logs import setup_logging
-from homeassist.messages import Intent, Reply
+from homeassist.messages import Intent, Reply, Transcript
 from homeassist.metrics import Metrics
 from homeassist.scheduler.service import FILE_NAME as SCHEDULER_FILE
 from homeassist.scheduler.service import Job, Scheduler, SchedulerError
@@ -385,6 +385,22 @@ class Daemon:
         finally:
             await api.stop()
 
+    def _refuse_unheard(self, transcript: Transcript) -> Reply | None:
+        """A spoken request heard too unsurely to act on: its Reply ("Sorry, I didn't catch that.")."""
+        stt = self.settings.stt
+        return self.runtime.assistant.refuse_unheard(
+            transcript.text,
+            transcript.confidence,
+            least=stt.min_confidence,
+            least_for_devices=stt.min_command_confidence,
+        )
+
+    def _home_for_speech(self) -> dict[str, Any] | None:
+        """The home whose names bias speech recognition (the device backend's, as the Assistant's)."""
+        devices = self.runtime.assistant.devices
+        home = devices.home() if devices is not None else None
+        return dict(home) if home else None
+
     async def _voice(self, component: Component) -> None:
         async def handle(text: str, speak: Callable[[str], Awaitable[None]]) -> Reply:
             return await self.queue.ask(text, "voice", speak, wait_for_slot=True)
@@ -395,6 +411,8 @@ class Daemon:
             return
         voice.paused = self.muted
         voice.on_stop = self._dismiss
+        voice.gate = self._refuse_unheard
+        voice.transcriber.home = self._home_for_speech
         self.voice = voice
         run = asyncio.create_task(voice.run(), name="voice-loop")
         try:
