@@ -371,7 +371,8 @@ WEB = (
         r"happening",
         r"going on",
     )
-    + r"|\bhow (?:hot|cold|warm) (?:is it|will it)\b|\bwill it be (?:hot|cold|warm|nice|sunny|rainy)\b"
+    # "how hot is it" alone is the home's thermometer (indoor_temperature); outdoors it is the web's.
+    + r"|\bhow (?:hot|cold|warm) will it\b|\bwill it be (?:hot|cold|warm|nice|sunny|rainy)\b"
     r"|\b(?:do|will|should) i (?:need|take|bring|wear)\b|\bwhat'?s it like out\b"
     r"|\b(?:latest|newest|recent|current|breaking) (?:on|about|from|in|updates?|developments?|news|"
     r"stories|articles?|headlines?)\b|\b(?:top stories|front page|articles?|updates? on)\b"

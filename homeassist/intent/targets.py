@@ -235,7 +235,44 @@ def _closest(said: Said, index: HomeIndex) -> Target | Ask | None:
     return Ask(close, exact=False)
 
 
+#: Asking how warm it is indoors: the home's thermometer answers ("how warm is it in here", "what's the
+#: temperature inside"). The router sends outdoor and weather questions to the web first.
+_TEMPERATURE_QUESTION = re.compile(
+    r"^(?:what(?:'s| is)|how(?:'s| is)?|tell me|is it|check)\b.*\b(?:temperature|temp|warm|hot|cold|cool|"
+    r"chilly|degrees)\b"
+)
+
+
+def temperature_question(digits: str, said: Said) -> bool:
+    """Asking how warm it is, naming no device ("is it 21 degrees" is the model's to compare)."""
+    return (
+        not said.named
+        and _TEMPERATURE_QUESTION.search(digits) is not None
+        and not any(c.isdigit() for c in digits)
+    )
+
+
+def thermometer(said: Said, index: HomeIndex) -> Target | None:
+    """The one sensor in the area named (or in the home), else the one thermostat there; None when
+    there is none or more than one."""
+    if len(said.areas) > 1:
+        return None
+    pool = [d for d in index.devices if not said.areas or d.area == said.areas[0]]
+    for kind in ("sensor", "climate"):
+        found = [d for d in pool if d.type == kind]
+        if len(found) == 1:
+            return Target(found[0].name, frozenset({kind}))
+        if found:
+            return None
+    return None
+
+
 def device_intent(digits: str, said: Said, index: HomeIndex, confidence: float) -> Intent:
+    if temperature_question(digits, said):
+        # The thermometer, never "the bedroom" (its lights) for "is it warm in the bedroom".
+        reader = thermometer(said, index)
+        command = Command("get_device_state", {"device": reader.device}) if reader else None
+        return Intent("device", confidence, command)
     found = resolve(said, index)
     if isinstance(found, str):
         return Intent("device", confidence, question=found)

@@ -194,7 +194,12 @@ class HomeControl:
             hint = " Use set_lock for locks." if any(d.type == "lock" for d in targets) else ""
             raise ZWaveError(f"{names} can't be turned {'on' if on else 'off'}.{hint}")
         outcomes = await asyncio.gather(*(self._switch(d, on) for d in switchable))
-        return self._report(outcomes, "on" if on else "off")
+        # Covers are open or closed, not on or off.
+        covers = [o for o in outcomes if o.device.type == "cover"]
+        others = [o for o in outcomes if o.device.type != "cover"]
+        said = [self._report(others, "on" if on else "off")] if others else []
+        said += [self._report(covers, "open" if on else "closed")] if covers else []
+        return " ".join(said)
 
     async def set_level(self, device: str, percent: float) -> str:
         if not 0 <= percent <= 100:
@@ -209,7 +214,13 @@ class HomeControl:
         outcomes = await asyncio.gather(*sets)
         if not outcomes:
             raise ZWaveError(f"{device} can't be set to a level; only dimmers and blinds can.")
-        return self._report(outcomes, f"at {round(percent)}%")
+        covers = [o for o in outcomes if o.device.type == "cover"]
+        others = [o for o in outcomes if o.device.type != "cover"]
+        said = [self._report(others, f"at {round(percent)}%")] if others else []
+        if covers:
+            state = "closed" if round(percent) == 0 else f"{round(percent)}% open"
+            said.append(self._report(covers, "open" if round(percent) >= 99 else state))
+        return " ".join(said)
 
     async def set_temperature(self, device: str, degrees: float) -> str:
         targets = [d for d in self.home().resolve(device) if d.type == "climate"]

@@ -140,7 +140,7 @@ async def test_resolved_device_requests_run_locally_and_ambiguous_ones_go_to_the
         local = {
             "turn off the kitchen light": ("turn_off", "Kitchen Light is now off."),
             "set the living room lamp to thirty percent": ("set_level", "Living Room Lamp is now at 30%."),
-            "close the bedroom blinds": ("turn_off", "Bedroom Blinds is now off."),
+            "close the bedroom blinds": ("turn_off", "Bedroom Blinds is now closed."),
             "turn off all the lights": ("turn_off", None),
         }
         for text, (tool, expected) in local.items():
@@ -317,3 +317,17 @@ async def test_an_unsure_request_gets_the_tools_of_both_kinds_and_chit_chat_none
             assert ollama.chats[1]["tools"] == []
         finally:
             await runtime.aclose()
+
+
+async def test_how_warm_it_is_inside_is_read_from_the_homes_sensor(closed_url: str, sim_url: str) -> None:
+    runtime = runtime_for(closed_url, HOMEASSIST_ZWAVE__URL=sim_url)
+    try:
+        for text in ("how warm is it in here", "what's the temperature in the living room"):
+            reply = await runtime.assistant.handle(text)
+            assert (reply.path, reply.error) == ("local", None), text
+            assert [(a.tool, a.args) for a in reply.actions] == [
+                ("get_device_state", {"device": "Living Room Sensor"})
+            ], text
+            assert "air temperature" in reply.text, reply.text
+    finally:
+        await runtime.aclose()

@@ -6,6 +6,7 @@ built from the same home, so the two layers are held to the same reading."""
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import pytest
 
@@ -274,3 +275,42 @@ def test_the_index_is_built_once_per_distinct_home() -> None:
     other["devices"].append({"name": "Attic Fan", "area": "Attic", "type": "fan"})
     assert index_of(other) is not index_of(HOME)
     assert "Attic" in index_of(other).areas
+
+
+# --- temperature questions read the home's thermometer (issue 18, item 6) -----------------------------
+
+THERMO_HOME: dict[str, Any] = {
+    "devices": [
+        {"name": "Hall Sensor", "area": "Hallway", "type": "sensor"},
+        {"name": "Heating", "area": "Living Room", "type": "climate"},
+        {"name": "Bedroom Lamp", "area": "Bedroom", "type": "light"},
+    ]
+}
+
+
+@pytest.mark.parametrize(
+    ("text", "device"),
+    [
+        ("how warm is it in here", "Hall Sensor"),
+        ("what's the temperature indoors", "Hall Sensor"),
+        ("how cold is it", "Hall Sensor"),
+        ("what is the temperature in the living room", "Heating"),
+    ],
+)
+def test_temperature_questions_read_the_thermometer(text: str, device: str) -> None:
+    intent = IntentClassifier().classify(text, THERMO_HOME)
+    assert intent.kind == "device"
+    assert intent.command == Command("get_device_state", {"device": device})
+
+
+@pytest.mark.parametrize(
+    "text", ["how cold is it outside", "what's the temperature in madrid", "how hot will it be"]
+)
+def test_outdoor_temperature_goes_to_the_web(text: str) -> None:
+    intent = IntentClassifier().classify(text, THERMO_HOME)
+    assert (intent.kind, intent.command) == ("web", None)
+
+
+def test_a_room_without_a_thermometer_is_the_models_question() -> None:
+    intent = IntentClassifier().classify("is it warm in the bedroom", THERMO_HOME)
+    assert (intent.kind, intent.command) == ("device", None)

@@ -99,12 +99,13 @@ async def test_set_level_maps_percent_to_zwave_levels(control: HomeControl, obse
 
 
 async def test_blinds_open_close_and_position(control: HomeControl, observer: Observer) -> None:
-    assert await control.turn("bedroom blinds", False) == "Bedroom Blinds is now off."
+    # Covers are said open or closed, never on or off.
+    assert await control.turn("bedroom blinds", False) == "Bedroom Blinds is now closed."
     assert await observer.read(BEDROOM_BLINDS, LEVEL, "currentValue") == 0
     assert "closed" in await control.get_device_state("bedroom blinds")
-    await control.turn("the blinds in the bedroom", True)
+    assert await control.turn("the blinds in the bedroom", True) == "Bedroom Blinds is now open."
     assert await observer.read(BEDROOM_BLINDS, LEVEL, "currentValue") == 99
-    await control.set_level("bedroom blinds", 50)
+    assert await control.set_level("bedroom blinds", 50) == "Bedroom Blinds is now 50% open."
     assert await observer.read(BEDROOM_BLINDS, LEVEL, "currentValue") == 50
     assert "50% open" in await control.get_device_state("bedroom blinds")
 
