@@ -1,0 +1,155 @@
+"""BackgroundTranscriber's decoding: deterministic, bounded, biased to the home (issue 18).
+
+A stand-in for faster-whisper's WhisperModel records what it is asked (the options are the contract
+here); the real tiny.en model checks determinism and biasing on synthesized, noisy speech.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+
+from homeassist.audio.stt import MAX_TOKENS, BackgroundTranscriber, bias_text, home_phrases
+from homeassist.config.settings import SttSettings
+from tests.audio.conftest import compose, synthesize
+
+HOME: dict[str, Any] = {
+    "devices": [
+        {"name": "Porch Light", "area": "Porch", "aliases": ["front light"]},
+        {"name": "Hallway Thermostat", "area": "Hallway"},
+    ],
+    "areas": ["Porch", "Hallway", "Garage"],
+}
+
+
+class FakeModel:
+    """Speaks WhisperModel.transcribe's shape: (segments, info); remembers each call's options."""
+
+    def __init__(self, *, text: str = " Turn on the porch light.", block: threading.Event | None = None):
+        self.calls: list[dict[str, Any]] = []
+        self.text = text
+        self.block = block
+
+    def transcribe(self, audio: Any, **options: Any) -> tuple[Iterator[Any], Any]:
+        self.calls.append(options)
+        if self.block is not None:
+            assert self.block.wait(30), "the test never released the model"
+        segment = SimpleNamespace(text=self.text, avg_logprob=-0.2, no_speech_prob=0.1)
+        return iter([segment]), SimpleNamespace(language="en")
+
+
+def transcriber(tmp_path: Path, model: FakeModel, **settings: Any) -> BackgroundTranscriber:
+    stt = BackgroundTranscriber(SttSettings(**settings), language="en", state_dir=tmp_path)
+    stt._model = model  # the stand-in at the library boundary
+    return stt
+
+
+def test_decoding_is_greedy_at_temperature_zero_without_timestamps_and_bounded(tmp_path: Path) -> None:
+    model = FakeModel()
+    stt = transcriber(tmp_path, model, bias="off")
+    transcript = stt.transcribe_blocking(np.zeros(16_000, dtype=np.int16))
+    options = model.calls[0]
+    assert options["temperature"] == 0.0  # one value: no sampling fallback
+    assert options["without_timestamps"] is True
+    assert options["beam_size"] == 1
+    assert options["max_new_tokens"] == MAX_TOKENS
+    assert options["language"] == "en"
+    assert options["hotwords"] is None and options["initial_prompt"] is None
+    assert transcript.text == "Turn on the porch light."
+    assert transcript.confidence == pytest.approx(np.exp(-0.2) * 0.9, abs=0.001)
+
+
+def test_the_transcriber_uses_every_core(tmp_path: Path) -> None:
+    stt = BackgroundTranscriber(SttSettings(), language="en", state_dir=tmp_path)
+    assert stt.cpu_threads == (os.cpu_count() or 1)
+
+
+def test_the_home_biases_recognition_and_is_rebuilt_only_when_it_changes(tmp_path: Path) -> None:
+    home: dict[str, Any] = dict(HOME)
+    reads: list[int] = []
+
+    def current() -> dict[str, Any]:
+        reads.append(1)
+        return home
+
+    model = FakeModel()
+    stt = transcriber(tmp_path, model, bias="prompt")
+    stt.home = current
+    stt.transcribe_blocking(np.zeros(1600, dtype=np.int16))
+    prompt = model.calls[0]["initial_prompt"]
+    assert all(name in prompt for name in ("Porch Light", "front light", "Hallway Thermostat", "Garage"))
+    assert model.calls[0]["hotwords"] is None
+    first = stt.bias()
+    assert stt.bias() is first  # the same home: not rebuilt
+    home["devices"] = [*HOME["devices"], {"name": "Garage Door", "area": "Garage"}]
+    assert "Garage Door" in stt.bias()
+    assert len(reads) == 4
+
+
+def test_hotwords_carry_the_names_and_the_command_words() -> None:
+    hotwords = bias_text(HOME, "hotwords")
+    assert hotwords.startswith("Porch Light, front light, Hallway Thermostat, Porch, Hallway, Garage")
+    assert "turn on" in hotwords and "degrees" in hotwords and "twenty" in hotwords
+    assert bias_text(HOME, "off") == ""
+    assert bias_text(None, "prompt") == ""
+    assert home_phrases({"devices": [{"name": "Lamp"}, {"name": "Lamp", "area": None}]}) == ["Lamp"]
+
+
+def test_a_home_that_cannot_be_read_costs_no_utterance(tmp_path: Path) -> None:
+    def broken() -> dict[str, Any]:
+        raise RuntimeError("not connected")
+
+    model = FakeModel()
+    stt = transcriber(tmp_path, model, bias="hotwords")
+    stt.home = broken
+    assert stt.transcribe_blocking(np.zeros(1600, dtype=np.int16)).text == "Turn on the porch light."
+    assert model.calls[0]["hotwords"] is not None  # the command words still go
+
+
+async def test_an_utterance_past_the_time_limit_is_not_understood(tmp_path: Path) -> None:
+    release = threading.Event()
+    model = FakeModel(block=release)
+    stt = transcriber(tmp_path, model, time_limit_s=0.05)
+    try:
+        transcript = await stt.transcribe(np.zeros(16_000, dtype=np.int16))
+    finally:
+        release.set()
+    assert transcript.text == "" and transcript.confidence == 0.0
+    assert "stt_timeout" in transcript.timings_ms
+    await stt.aclose()
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackgroundTranscriber]:
+    stt = BackgroundTranscriber(
+        SttSettings(bias="prompt"), language="en", state_dir=tmp_path_factory.mktemp("stt")
+    )
+    stt.home = lambda: HOME
+    stt.transcribe_blocking(np.zeros(1600, dtype=np.int16))  # loads the model once
+    yield stt
+
+
+def test_the_same_noisy_clip_gives_the_same_text_every_time(
+    tiny: BackgroundTranscriber, tmp_path: Path
+) -> None:
+    clip = compose(
+        0.3, synthesize("set the thermostat to twenty two degrees", tmp_path), 0.3, noise_rms=800.0
+    )
+    texts = {tiny.transcribe_blocking(clip).text for _ in range(4)}
+    assert len(texts) == 1 and texts != {""}
+
+
+def test_the_porch_light_is_heard_with_the_home_in_the_prompt(
+    tiny: BackgroundTranscriber, tmp_path: Path
+) -> None:
+    clip = compose(0.3, synthesize("turn on the porch light", tmp_path), 0.3)
+    transcript = tiny.transcribe_blocking(clip)
+    assert "porch light" in transcript.text.lower()
+    assert transcript.confidence > 0.5
