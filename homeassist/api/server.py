@@ -12,7 +12,8 @@
   ::1 or the configured host (403 otherwise): a web page that rebinds its own name to 127.0.0.1 sends
   that name, and must not read them.
 - ``POST /mute``, ``POST /unmute`` (token): stop and resume listening.
-- ``GET /timers``, ``DELETE /timers/ID`` (token): the pending timers; cancel one (404: no such one).
+- ``GET /timers``, ``DELETE /timers/ID`` (token): the pending timers; cancel one by id or name (404: no
+  such one; 400: an id that is only spaces, which names none; 503: timers are unavailable, and why).
 
 Connections: one that sends no complete request head within ``idle_timeout_s`` (nothing, half a
 header, or nothing more after an answer) is closed, so clients that connect and stay silent cannot
@@ -36,6 +37,7 @@ from homeassist.config.loader import listens_beyond_loopback
 from homeassist.daemon.requests import QueueFullError, ShuttingDownError
 from homeassist.errors import HomeassistError
 from homeassist.messages import Reply
+from homeassist.scheduler.service import SchedulerUnavailableError
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -238,10 +240,14 @@ class ControlAPI:
             return _unauthorized()
         if self.hooks.cancel_timer is None:
             return _error(503, "timers are not available")
+        key = request.match_info["id"]
+        if not key.strip():  # never "the next one", as an empty name means to the timer tool
+            return _error(400, "give the id or the name of the timer to cancel")
         try:
-            # The job store: a thread.
-            cancelled = await asyncio.to_thread(self.hooks.cancel_timer, request.match_info["id"])
+            cancelled = await asyncio.to_thread(self.hooks.cancel_timer, key)  # the job store: a thread
             return web.json_response({"cancelled": cancelled}, dumps=_dumps)
+        except SchedulerUnavailableError as err:
+            return _error(503, str(err))
         except HomeassistError as err:
             return _error(404, str(err))
 

@@ -49,8 +49,9 @@ from homeassist.logs import setup_logging
 from homeassist.messages import Intent, Reply, Transcript
 from homeassist.metrics import Metrics
 from homeassist.scheduler.service import FILE_NAME as SCHEDULER_FILE
-from homeassist.scheduler.service import Job, Scheduler, SchedulerError
+from homeassist.scheduler.service import Job, NotReadyError, Scheduler, SchedulerError, StoreLoss
 from homeassist.tools.clock import resolve_timezone
+from homeassist.tools.timers import stored_call
 from homeassist.web.build import purge_browser_logs
 from homeassist.web.fallback import search_query, without_query
 
@@ -79,6 +80,9 @@ STOP_TIMEOUTS_S = {
 #: Said while a timer or alarm rings, these dismiss it.
 DISMISS = re.compile(r"^\W*(stop|ok(ay)?|dismiss|enough|shut up|quiet|thanks?( you)?)\b", re.IGNORECASE)
 RING_PAUSE_S = 3.0
+#: An announcement waits this long at most for the request in flight (a model answering at length must
+#: not hold a timer back for good); it never waits for the requests queued behind that one.
+ANNOUNCE_WAIT_S = 30.0
 #: What a SIGHUP applies without a restart.
 LIVE_KEYS = frozenset({"logging.level", "zwave.aliases", "wake.threshold", "api.token_file"})
 
@@ -97,6 +101,7 @@ class Daemon:
             misfire_grace_s=self.settings.scheduler.misfire_grace_s,
             on_fire=self._fire,
             on_lost=self._lost,
+            on_store_lost=self._store_lost,
         )
         self.runtime: Runtime = build_runtime(self.settings, self.scheduler)
         self.metrics = Metrics()
@@ -299,12 +304,18 @@ class Daemon:
     async def _fire(self, job: Job) -> str:
         """What a fired job does: ring a timer or alarm, say a reminder, run a device action."""
         if job.kind == "device":
-            tool, args = str(job.payload.get("tool", "")), dict(job.payload.get("args", {}))
+            # Exactly the call the request without the delay makes, through the same executor.
+            tool, args = stored_call(job.payload)
+            self._zwave_up_or_retry()
             result = await self.runtime.executor.execute(tool, args, caller="scheduler")
             _LOGGER.info("Scheduled %s: %s", tool, "done" if result.ok else "failed")
             _LOGGER.debug("Scheduled %s for %s: %s", tool, args.get("device", "?"), result.content)
             if not result.ok:
-                raise SchedulerError(result.content)
+                # Z-Wave went down during the call: try again once it is back (on, off and a level
+                # are states, so a second Set does no harm if the first had reached the device).
+                self._zwave_up_or_retry()
+                problem = result.content.removeprefix("Error:").strip()
+                raise SchedulerError(problem, spoken=problem)
             return result.content
         if job.kind == "reminder":
             text = f"Reminder: {job.payload.get('message', '')}."
@@ -315,44 +326,87 @@ class Daemon:
         await self._announce(text, ring=job.kind in ("timer", "alarm"))
         return text
 
+    def _zwave_up_or_retry(self) -> None:
+        """NotReadyError (the scheduler tries again once Z-Wave is up) while Z-Wave is not connected."""
+        zwave = self.runtime.zwave
+        if not zwave.connection.connected:
+            raise NotReadyError(
+                zwave.unavailable_reason(),
+                spoken="the Z-Wave network wasn't available",
+                ready=zwave.connection.wait_connected,
+            )
+
     async def _lost(self, job: Job, why: str) -> None:
-        what = {"timer": "timer", "alarm": "alarm", "reminder": "reminder", "device": "scheduled action"}[
-            job.kind
-        ]
-        label = f"{job.name} {what}" if job.kind == "timer" and job.name else what
-        if job.kind == "reminder":
-            label = f"reminder to {job.payload.get('message', '')}"
-        text = (
-            f"While I was off, I missed your {label}."
-            if why == "missed"
-            else f"Your {label} was interrupted when I stopped, so it may not have finished."
-        )
+        """Tell the person about a job that was missed, interrupted or failed (``job.outcome``: why)."""
+        label = _job_label(job)
+        if why == "missed":
+            text = f"While I was off, I missed your {label}."
+        elif why == "failed":
+            reason = job.outcome.rstrip(".") or "something went wrong"
+            text = f"Your {label} failed: {reason}."
+        else:
+            text = f"Your {label} was interrupted when I stopped, so it may not have finished."
         _LOGGER.warning("%s %s %s; telling the user", job.kind, job.id, why)
         _LOGGER.debug("%s %s %s: %s", job.kind, job.id, why, text)
         await self._announce(text, ring=False)
 
-    async def _announce(self, text: str, *, ring: bool) -> None:
-        """Say ``text`` once the request in flight is answered; a ringing one repeats (with a tone)
-        until dismissed ("stop") or for ``[scheduler] ring_s``."""
-        await self.queue.wait_idle()
-        _LOGGER.debug("Announcing: %s", text)
-        voice = self.voice
-        if voice is None or (voice.speaker.device is None and not voice.speaker.wav_dir):
-            return
-        if not ring:
-            await voice.speaker.say(text)
-            return
-        await self._dismiss()
-        self._ringing = asyncio.create_task(self._ring(voice, text), name="ringing")
+    async def _store_lost(self, loss: StoreLoss) -> None:
+        """The job file was damaged and set aside (the scheduler logged it): say what was lost."""
+        if loss.jobs is None:
+            text = (
+                "My timer file was damaged, so I started a new one. I couldn't read which timers were "
+                "in it: please set them again."
+            )
+        elif loss.jobs:
+            labels = [f"your {_job_label(job)}" for job in loss.jobs[:5]]
+            more = len(loss.jobs) - len(labels)
+            if more or not loss.complete:
+                labels.append(f"{more} more" if more else "maybe others")
+            listed = labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} and {labels[-1]}"
+            text = f"My timer file was damaged, so I lost {listed}. Please set them again."
+        elif not loss.complete:
+            text = "My timer file was damaged, so I started a new one; some of its timers may be lost."
+        else:
+            return  # nothing unfinished was in it: the log says what was done
+        await self._announce(text, ring=False)
 
-    async def _ring(self, voice: VoiceLoop, text: str) -> None:
-        deadline = time.monotonic() + self.settings.scheduler.ring_s
-        while time.monotonic() < deadline:
-            if not voice.listening:  # quiet while someone speaks (to say "stop")
-                await voice.speaker.beep()
+    async def _announce(self, text: str, *, ring: bool) -> None:
+        """Say ``text`` once the request in flight is answered (at most ANNOUNCE_WAIT_S; never after the
+        requests queued behind it); a ringing one repeats (with a tone) until dismissed ("stop") or for
+        ``[scheduler] ring_s``."""
+        async with self.queue.between(ANNOUNCE_WAIT_S) as turn:
+            if not turn:
+                _LOGGER.info("Announcing before the request in flight ends (over %g s)", ANNOUNCE_WAIT_S)
+            _LOGGER.debug("Announcing: %s", text)
+            voice = self.voice
+            if voice is None or (voice.speaker.device is None and not voice.speaker.wav_dir):
+                return
+            if not ring:
                 await voice.speaker.say(text)
+                return
+            await self._dismiss()
+            # The first round is queued here, before the next request's reply; the task repeats it.
+            rang = await self._ring_once(voice, text)
+            self._ringing = asyncio.create_task(self._ring(voice, text, rang), name="ringing")
+
+    async def _ring(self, voice: VoiceLoop, text: str, rang: bool = False) -> None:
+        deadline = time.monotonic() + self.settings.scheduler.ring_s
+        if rang:
+            await voice.speaker.wait_idle(30)
+            await asyncio.sleep(RING_PAUSE_S)
+        while time.monotonic() < deadline:
+            if await self._ring_once(voice, text):
                 await voice.speaker.wait_idle(30)
             await asyncio.sleep(RING_PAUSE_S)
+
+    @staticmethod
+    async def _ring_once(voice: VoiceLoop, text: str) -> bool:
+        """A tone and the sentence, unless someone is speaking (to say "stop"): whether it rang."""
+        if voice.listening:
+            return False
+        await voice.speaker.beep()
+        await voice.speaker.say(text)
+        return True
 
     async def _dismiss(self) -> None:
         ringing, self._ringing = self._ringing, None
@@ -537,6 +591,19 @@ class Daemon:
         )
         self.notifier.ready(self.status_line())
         return restart
+
+
+def _job_label(job: Job) -> str:
+    """How a job is named to the person: "pasta timer", "reminder to call mom", "scheduled action"."""
+    if job.kind == "reminder":
+        return f"reminder to {job.payload.get('message', '')}"
+    if job.kind == "device":
+        tool, args = stored_call(job.payload)
+        device = args.get("device") or job.name
+        return f"scheduled {tool.replace('_', ' ')} for {device}" if tool and device else "scheduled action"
+    if job.kind == "timer" and job.name:
+        return f"{job.name} timer"
+    return job.kind
 
 
 def component_reason(reply: Reply) -> str:

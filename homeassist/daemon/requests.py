@@ -6,6 +6,10 @@ a closed one ``ShuttingDownError``. ``ask`` waits for a slot when asked to (a pe
 microphone is never turned away). One worker answers: ``run`` is a supervised component's work. A
 request's failure reaches its caller only; the worker goes on.
 
+Announcements (a timer that rings, a reminder) come between two requests: ``between`` waits for the
+request in flight only, never for those queued behind it, and at most its bound; the next request waits
+while the announcement is queued for the speaker.
+
 Shutdown: ``close`` refuses new requests; ``finish`` waits (bounded) for the one in flight, then
 abandons it (cancelled) and everything still waiting (``ShuttingDownError``).
 """
@@ -13,9 +17,10 @@ abandons it (cancelled) and everything still waiting (``ShuttingDownError``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,11 +81,38 @@ class RequestQueue:
         self._recent_s: list[float] = []
         self._idle = asyncio.Event()
         self._idle.set()
+        #: Set while no request is being answered.
+        self._no_request = asyncio.Event()
+        self._no_request.set()
+        #: Announcements between two requests; the next request waits while there is one.
+        self._holds = 0
+        self._resume = asyncio.Event()
+        self._resume.set()
         self.answered = 0
 
     async def wait_idle(self) -> None:
-        """Until no request is being answered or waiting (a timer that fires waits for the reply)."""
+        """Until no request is being answered or waiting."""
         await self._idle.wait()
+
+    @contextlib.asynccontextmanager
+    async def between(self, timeout_s: float) -> AsyncIterator[bool]:
+        """Wait for the request in flight only (not those queued behind it), at most ``timeout_s``; no
+        request starts while the body runs (keep it short: queue what to say, do not wait for it).
+        Yields True when the request in flight had ended, False when it was still running after
+        ``timeout_s`` (the body runs then anyway)."""
+        self._holds += 1
+        self._resume.clear()
+        try:
+            ended = True
+            try:
+                await asyncio.wait_for(self._no_request.wait(), timeout_s)
+            except TimeoutError:
+                ended = False
+            yield ended
+        finally:
+            self._holds -= 1
+            if not self._holds:
+                self._resume.set()
 
     @property
     def depth(self) -> int:
@@ -140,11 +172,13 @@ class RequestQueue:
                 job.future.set_exception(ShuttingDownError("homeassist stopped before answering"))
                 self._depth_changed()
                 continue
+            await self._resume.wait()  # an announcement between two requests: brief
             await self._answer(job, component)
             component.beat()
 
     async def _answer(self, job: _Job, component: Component) -> None:
         self._current = job
+        self._no_request.clear()
         self._depth_changed()
         started = time.monotonic()
         task = asyncio.create_task(
@@ -168,6 +202,7 @@ class RequestQueue:
         self._recent_s = [*self._recent_s[-9:], time.monotonic() - started]
         self._current = None
         self._current_task = None
+        self._no_request.set()
         self._depth_changed()
 
     def close(self) -> None:

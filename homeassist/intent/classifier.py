@@ -219,8 +219,9 @@ def _when(norm: str) -> _When:
 
 def _scheduled_action(when: _When, follow_up: FollowUp | None, index: HomeIndex) -> Command | None:
     """``schedule_device_action`` for a device request with a delay or a clock time whose request
-    without the delay resolves to a device command that can be scheduled, and exactly that command
-    (so the two never differ); else None."""
+    without the delay resolves to a device command that can be scheduled, and exactly that command:
+    its tool as the action and its own arguments under their own names (set_level's ``percent``), so
+    the stored call is the one the request without the delay makes; else None."""
     later: dict[str, Any]
     if duration := when.only_duration():
         if not duration.later:  # "turn on the light for 10 minutes" is not a delay
@@ -234,9 +235,7 @@ def _scheduled_action(when: _When, follow_up: FollowUp | None, index: HomeIndex)
     command = intent.command if intent is not None and intent.kind == "device" else None
     if command is None or command.tool not in _SCHEDULABLE:
         return None
-    args: dict[str, Any] = {"device": command.args["device"], "action": _SCHEDULABLE[command.tool]}
-    if command.tool == "set_level":
-        args["level"] = command.args["percent"]
+    args: dict[str, Any] = {**command.args, "action": _SCHEDULABLE[command.tool]}
     return Command("schedule_device_action", {**args, **later})
 
 

@@ -2,100 +2,111 @@
 
 APScheduler 3.x (``AsyncIOScheduler``) on the daemon's event loop keeps each job's trigger in its
 SQLAlchemy job store, a SQLite file in the state directory that only the daemon opens. Beside it, in
-the same file, our own ``timers`` table keeps what a job is (kind, name, what to say or do) and where it
-stands, because APScheduler forgets a one-shot job the moment it submits it:
+the same file, our own ``timers`` table (``store``) keeps what a job is (kind, name, what to say or do)
+and where it stands, because APScheduler forgets a one-shot job the moment it submits it:
 
 - ``scheduled`` -> ``firing`` (marked before anything is done) -> ``done`` or ``failed``;
+- ``waiting``: it fired, but a part it needs is not up yet (``NotReadyError``: Z-Wave still connecting),
+  so nothing was done; it is tried again (backoff, or as soon as the part says it is up) until it
+  succeeds or ``misfire_grace_s`` after its time has passed, then it is ``failed``. A daemon that
+  stops meanwhile tries it again on its next start (within the grace);
 - ``missed``: its time passed while the daemon was down, beyond ``misfire_grace_s`` (checked when
   APScheduler hands the late job over on start; within the grace it fires late);
-- ``interrupted``: found ``firing`` on the next start (the daemon died during it), or ``scheduled`` with
-  no trigger left (it died between APScheduler's removal and our mark). It is reported, never re-run:
-  jobs run at most once;
+- ``interrupted``: found ``firing`` on the next start (the daemon died during it), or ``scheduled`` past
+  its time with no trigger left (it died between APScheduler's removal and our mark). It is reported,
+  never re-run: jobs run at most once;
 - ``cancelled``.
 
-The scheduler imports no tools: the daemon hands it ``on_fire`` (what a fired job does) and
-``on_lost`` (how a missed or interrupted job is reported). Times are aware; durations are real
-seconds (a one-hour timer across a DST change rings an hour later).
+The scheduler owns delivery: every job ends ``done``, or is reported to ``on_lost`` (``missed``,
+``interrupted``, ``failed`` with the reason a person hears in ``job.outcome``); none is dropped silently.
+
+A damaged job file is set aside (``store``), one ERROR line names it and what was done, the scheduler
+starts with an empty file, and ``on_store_lost`` hears which timers were lost (or that they could not be
+read). A scheduler that cannot start says why to every timer request (``SchedulerUnavailableError``).
+
+The scheduler imports no tools: the daemon hands it ``on_fire`` (what a fired job does) and ``on_lost``
+(how a missed, interrupted or failed job is reported). Times are aware; durations are real seconds (a
+one-hour timer across a DST change rings an hour later).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
+import contextlib
 import logging
-import sqlite3
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from contextlib import closing
-from dataclasses import dataclass, field
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from homeassist.errors import HomeassistError
+from homeassist.scheduler.store import (
+    KINDS,
+    Job,
+    Kind,
+    SchedulerError,
+    SchedulerUnavailableError,
+    StoreDamagedError,
+    StoreLoss,
+    TimerStore,
+    salvage,
+    set_aside,
+)
+
+__all__ = [
+    "FILE_NAME",
+    "KINDS",
+    "Job",
+    "Kind",
+    "NotReadyError",
+    "Scheduler",
+    "SchedulerError",
+    "SchedulerUnavailableError",
+    "StoreLoss",
+    "run_job",
+]
 
 _LOGGER = logging.getLogger(__name__)
 
 FILE_NAME = "jobs.sqlite3"
-Kind = Literal["timer", "alarm", "reminder", "device"]
-KINDS: tuple[Kind, ...] = ("timer", "alarm", "reminder", "device")
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS timers (
-    id TEXT PRIMARY KEY,
-    kind TEXT NOT NULL,
-    name TEXT NOT NULL,
-    payload TEXT NOT NULL,
-    due REAL NOT NULL,
-    created REAL NOT NULL,
-    status TEXT NOT NULL,
-    changed REAL NOT NULL,
-    outcome TEXT NOT NULL DEFAULT ''
-);
-"""
 #: The module-level function APScheduler stores by reference; it reaches the running Scheduler.
 JOB_FUNCTION = "homeassist.scheduler.service:run_job"
+#: Waits between tries of a job whose part is not up (the last one repeats), each cut short when the
+#: part says it is up, and none past the job's grace.
+RETRY_S = (1.0, 2.0, 5.0, 10.0, 30.0)
+#: However soon a part says it is up, tries are at least this far apart (a part that flaps).
+MIN_RETRY_S = 0.5
 _active: Scheduler | None = None
 
 
-class SchedulerError(HomeassistError):
-    """A timer request that cannot be done (no such timer, a time in the past, not running)."""
+class NotReadyError(SchedulerError):
+    """``on_fire``: a part the job needs is not up yet (Z-Wave still connecting), so nothing was done.
 
-    spoken = "I couldn't do that with the timers."
+    ``ready(timeout_s)``, when given, returns once the part is up (or after ``timeout_s``): the next try
+    comes then. ``spoken`` is the reason a person hears if the job's grace runs out first."""
 
+    spoken = "a part it needs was not available"
 
-@dataclass(frozen=True)
-class Job:
-    """One timer, alarm, reminder or delayed device action."""
-
-    id: str
-    kind: Kind
-    name: str
-    due: datetime
-    payload: dict[str, Any] = field(default_factory=dict)
-    status: str = "scheduled"
-    outcome: str = ""
-
-    def left_s(self, now: datetime | None = None) -> float:
-        return (self.due - (now or datetime.now(UTC))).total_seconds()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "name": self.name,
-            "due": self.due.isoformat(),
-            "left_s": round(self.left_s(), 1),
-            "payload": self.payload,
-            "status": self.status,
-        }
+    def __init__(
+        self,
+        message: str,
+        *,
+        spoken: str | None = None,
+        ready: Callable[[float], Awaitable[object]] | None = None,
+    ) -> None:
+        super().__init__(message, spoken=spoken)
+        self.ready = ready
 
 
 FireHandler = Callable[[Job], Awaitable[str]]
 LostHandler = Callable[[Job, str], Awaitable[None]]
+StoreLostHandler = Callable[[StoreLoss], Awaitable[None]]
 
 
 class Scheduler:
@@ -107,49 +118,78 @@ class Scheduler:
         misfire_grace_s: float,
         on_fire: FireHandler,
         on_lost: LostHandler,
+        on_store_lost: StoreLostHandler | None = None,
     ) -> None:
         self.path = path
         self.timezone = timezone
         self.misfire_grace_s = misfire_grace_s
         self.on_fire = on_fire
         self.on_lost = on_lost
+        self.on_store_lost = on_store_lost
+        self.store = TimerStore(path)
         self._aps: AsyncIOScheduler | None = None
+        #: Why the last start failed ("" when it did not): kept while the start is tried again.
+        self._failure = ""
+        self._stopped = False
+
+    @property
+    def problem(self) -> str:
+        """Why timers are unavailable now ("" while running)."""
+        if self._aps is not None:
+            return ""
+        if self._failure:
+            return self._failure
+        return "the scheduler has stopped" if self._stopped else "the scheduler is still starting"
 
     # --- lifecycle ----------------------------------------------------------------------------------
 
     async def start(self) -> list[tuple[Job, str]]:
-        """Open the store, report what was interrupted, start firing (late ones within the grace, the
-        others reported missed as they come). Returns the jobs found interrupted."""
+        """Open the store (a damaged one is set aside and reported), report what was interrupted, start
+        firing (late ones within the grace, the others reported missed as they come). Returns the jobs
+        found interrupted. A failure is a SchedulerError naming the file; timer requests are told it."""
         global _active
         if _active is not None and _active is not self:
             raise SchedulerError("another scheduler runs in this process: a job store has one scheduler")
-        await asyncio.to_thread(self._open)
-        interrupted = await asyncio.to_thread(self._interrupted_at_start)
-        aps = AsyncIOScheduler(
-            jobstores={"default": SQLAlchemyJobStore(url=f"sqlite:///{self.path}")},
-            # No grace of APScheduler's (it would be stored with each job): fire() applies the one
-            # configured now.
-            job_defaults={
-                "misfire_grace_time": None,
-                "coalesce": True,
-                "max_instances": 1,
-            },
-            timezone=self.timezone,
-        )
-        _active = self
-        self._aps = aps
-        aps.start()
-        # APScheduler has now fired what was due within the grace and dropped the rest (missed). A
-        # row still scheduled without a trigger lost it in a crash.
+        try:
+            loss = await asyncio.to_thread(self._open)
+            interrupted = await asyncio.to_thread(self._interrupted_at_start)
+            aps = AsyncIOScheduler(
+                jobstores={"default": SQLAlchemyJobStore(url=f"sqlite:///{self.path}")},
+                # No grace of APScheduler's (it would be stored with each job): fire() applies the one
+                # configured now.
+                job_defaults={"misfire_grace_time": None, "coalesce": True, "max_instances": 1},
+                timezone=self.timezone,
+            )
+            aps.start()
+        except SchedulerError as err:
+            self._failure = str(err)
+            raise
+        except Exception as err:  # SQLAlchemy and SQLite below it: say which file
+            self._failure = f"the job file {self.path} cannot be used: {type(err).__name__}: {err}"
+            raise SchedulerUnavailableError(self._failure) from err
+        _active, self._aps, self._failure, self._stopped = self, aps, "", False
+        # Due jobs are handed over on the next loop turn, after this look at the triggers.
         triggers = {job.id for job in aps.get_jobs()}
-        for job in await asyncio.to_thread(self._rows, ("scheduled",)):
-            if job.id not in triggers and job.due <= datetime.now(UTC):
+        now = datetime.now(UTC)
+        for job in await asyncio.to_thread(self.store.rows, ("scheduled", "waiting")):
+            if job.id in triggers:
+                continue
+            if job.status == "waiting" or job.due > now:
+                # Waiting for a part when the daemon stopped (nothing was done), or a trigger APScheduler
+                # could not restore: the timers table knows enough to set it again.
+                await asyncio.to_thread(self.store.set, job.id, "scheduled", "")
+                self._trigger(aps, job, max(job.due, now))
+            else:
                 interrupted.append(job)
-                await asyncio.to_thread(self._set, job.id, "interrupted", "its trigger was lost in a crash")
+                lost_trigger = "its trigger was lost in a crash"
+                await asyncio.to_thread(self.store.set, job.id, "interrupted", lost_trigger)
         lost = [(job, "interrupted") for job in interrupted]
         for job, why in lost:
             await self.on_lost(job, why)
-        _LOGGER.info("Scheduler started: %d pending (%s)", len(triggers), self.path)
+        pending = await asyncio.to_thread(self.store.rows, ("scheduled", "waiting", "firing"))
+        _LOGGER.info("Scheduler started: %d pending (%s)", len(pending), self.path)
+        if loss is not None and self.on_store_lost is not None:
+            await self.on_store_lost(loss)
         return lost
 
     async def stop(self) -> None:
@@ -157,8 +197,38 @@ class Scheduler:
         if self._aps is not None:
             self._aps.shutdown(wait=False)
             self._aps = None
+            self._stopped = True
         if _active is self:
             _active = None
+
+    def _open(self) -> StoreLoss | None:
+        """Open the store; a damaged one is set aside (one ERROR line), a new one opened, and what was
+        lost returned."""
+        try:
+            self.store.open()
+            return None
+        except StoreDamagedError as err:
+            problem = str(err)
+        moved = set_aside(self.path)
+        jobs, complete = salvage(moved)
+        self.store.open()
+        if jobs is None:
+            lost = "the timers in it could not be read"
+        else:
+            listed = ", ".join(f"{job.kind} {job.id}" for job in jobs)
+            lost = f"{len(jobs)} unfinished in it {'are' if len(jobs) != 1 else 'is'} lost" + (
+                f" ({listed})" if jobs else ""
+            )
+            if not complete:
+                lost += "; some could not be read"
+        _LOGGER.error(
+            "The job file %s is damaged (%s): moved it to %s and started with an empty one; %s",
+            self.path,
+            problem,
+            moved,
+            lost,
+        )
+        return StoreLoss(self.path, moved, problem, jobs, complete)
 
     # --- jobs ---------------------------------------------------------------------------------------
 
@@ -170,47 +240,58 @@ class Scheduler:
         if due <= now - timedelta(seconds=1):
             raise SchedulerError(f"{due.isoformat()} has already passed")
         job = Job(uuid.uuid4().hex[:6], kind, name, due.astimezone(UTC), dict(payload or {}))
-        self._insert(job)
-        aps.add_job(
-            JOB_FUNCTION,
-            trigger="date",
-            run_date=job.due,
-            id=job.id,
-            name=f"{kind} {name}".strip(),
-            kwargs={"job_id": job.id},
-        )
+        self.store.insert(job)
+        self._trigger(aps, job, job.due)
         _LOGGER.info("Scheduled %s %s for %s", kind, job.id, job.due.astimezone(self.timezone).isoformat())
         return job
 
     def pending(self) -> list[Job]:
+        """What has not run yet: scheduled, and waiting for a part to come up."""
         self._running()
-        return sorted(self._rows_blocking(("scheduled",)), key=lambda j: j.due)
+        return sorted(self.store.rows(("scheduled", "waiting")), key=lambda j: j.due)
 
     def cancel(self, name_or_id: str = "", kinds: tuple[Kind, ...] = KINDS) -> list[Job]:
-        """Cancel by id, by name, or (empty) the only pending one of those kinds (else the next one)."""
+        """Cancel by id, by name, or (exactly "") the only pending one of those kinds (else the next
+        one). A name of only spaces names nothing."""
         aps = self._running()
         pending = [job for job in self.pending() if job.kind in kinds]
         key = name_or_id.strip().lower()
-        chosen = [j for j in pending if key in (j.id, j.name.lower())] if key else pending[:1]
+        chosen = [j for j in pending if key in (j.id, j.name.lower())] if name_or_id else pending[:1]
         if not chosen:
-            raise SchedulerError(f"no pending timer {('called ' + repr(name_or_id)) if key else 'to cancel'}")
+            raise SchedulerError(
+                f"no pending timer {('called ' + repr(name_or_id)) if name_or_id else 'to cancel'}"
+            )
         for job in chosen:
             if aps.get_job(job.id) is not None:
                 aps.remove_job(job.id)
-            self._set_blocking(job.id, "cancelled", "")
+            self.store.set(job.id, "cancelled", "")
         return chosen
+
+    def _trigger(self, aps: AsyncIOScheduler, job: Job, at: datetime) -> None:
+        aps.add_job(
+            JOB_FUNCTION,
+            trigger="date",
+            run_date=at,
+            id=job.id,
+            name=f"{job.kind} {job.name}".strip(),
+            kwargs={"job_id": job.id},
+            replace_existing=True,
+        )
 
     # --- firing -------------------------------------------------------------------------------------
 
     async def fire(self, job_id: str) -> None:
-        rows = await asyncio.to_thread(self._rows, ("scheduled",), job_id)
+        rows = await asyncio.to_thread(self.store.rows, ("scheduled",), job_id)
         if not rows:
             _LOGGER.warning("Job %s fired but is not pending (cancelled or already run); skipped", job_id)
             return
         job = rows[0]
         late = -job.left_s()
         if late > self.misfire_grace_s:
-            await asyncio.to_thread(self._set, job.id, "missed", f"{late:.0f} s late")
+            if not await asyncio.to_thread(
+                self.store.move, job.id, "scheduled", "missed", f"{late:.0f} s late"
+            ):
+                return  # cancelled meanwhile
             _LOGGER.warning(
                 "Missed %s %s: due %.0f s ago, beyond [scheduler] misfire_grace_s = %g",
                 job.kind,
@@ -220,84 +301,76 @@ class Scheduler:
             )
             await self.on_lost(job, "missed")
             return
-        await asyncio.to_thread(self._set, job.id, "firing", "")  # before anything is done: at most once
+        # Marked before anything is done (at most once), unless it was cancelled meanwhile.
+        if not await asyncio.to_thread(self.store.move, job.id, "scheduled", "firing"):
+            _LOGGER.warning("Job %s fired but is not pending (cancelled or already run); skipped", job_id)
+            return
         _LOGGER.info("Firing %s %s%s", job.kind, job.id, f" ({late:.0f} s late)" if late > 2 else "")
-        try:
-            outcome = await self.on_fire(job)
-        except HomeassistError as err:
-            _LOGGER.warning("Job %s (%s) failed: %s", job.id, job.kind, err)
-            await asyncio.to_thread(self._set, job.id, "failed", str(err))
+        deadline = job.due + timedelta(seconds=self.misfire_grace_s)
+        tries = 0
+        while True:
+            try:
+                outcome = await self.on_fire(job)
+            except NotReadyError as err:
+                left = (deadline - datetime.now(UTC)).total_seconds()
+                if left <= 0:
+                    grace = self.misfire_grace_s
+                    why = f"{err} (still, {grace:g} s after its time: [scheduler] misfire_grace_s)"
+                    await self._failed(job, why, err.spoken)
+                    return
+                delay = min(RETRY_S[min(tries, len(RETRY_S) - 1)], left)
+                log = _LOGGER.warning if tries == 0 else _LOGGER.debug
+                log("%s %s cannot run yet: %s; trying again for up to %.0f s", job.kind, job.id, err, left)
+                tries += 1
+                await asyncio.to_thread(self.store.set, job.id, "waiting", str(err))
+                await _wait_for_part(err, delay)
+                if not await asyncio.to_thread(self.store.move, job.id, "waiting", "firing"):
+                    _LOGGER.info("%s %s was cancelled while it waited", job.kind, job.id)
+                    return
+                continue
+            except HomeassistError as err:
+                await self._failed(job, str(err), err.spoken)
+                return
+            except Exception as err:
+                _LOGGER.exception("Job %s failed unexpectedly", job.id)
+                await self._failed(job, f"{type(err).__name__}: {err}", "something went wrong")
+                return
+            await asyncio.to_thread(self.store.set, job.id, "done", outcome)
+            if tries:
+                _LOGGER.info("%s %s done at try %d", job.kind, job.id, tries + 1)
             return
-        except Exception as err:
-            _LOGGER.exception("Job %s failed unexpectedly", job.id)
-            await asyncio.to_thread(self._set, job.id, "failed", f"{type(err).__name__}: {err}")
-            return
-        await asyncio.to_thread(self._set, job.id, "done", outcome)
 
-    # --- the timers table (blocking: small, local; called in threads where the loop must not wait) ----
+    async def _failed(self, job: Job, why: str, spoken: str) -> None:
+        """Mark a job failed, log why, and report it (``job.outcome``: the reason a person hears)."""
+        _LOGGER.warning("Job %s (%s) failed: %s", job.id, job.kind, why)
+        await asyncio.to_thread(self.store.set, job.id, "failed", why)
+        await self.on_lost(replace(job, status="failed", outcome=spoken), "failed")
 
-    def _connect(self) -> sqlite3.Connection:
-        connection = sqlite3.connect(self.path, timeout=5)
-        connection.row_factory = sqlite3.Row
-        return connection
-
-    def _open(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with closing(self._connect()) as db, db:
-            db.executescript(_SCHEMA)
-
-    def _insert(self, job: Job) -> None:
-        now = time.time()
-        with closing(self._connect()) as db, db:
-            db.execute(
-                "INSERT INTO timers (id, kind, name, payload, due, created, status, changed) "
-                "VALUES (?, ?, ?, ?, ?, ?, 'scheduled', ?)",
-                (job.id, job.kind, job.name, json.dumps(job.payload), job.due.timestamp(), now, now),
-            )
-
-    def _set(self, job_id: str, status: str, outcome: str) -> None:
-        with closing(self._connect()) as db, db:
-            db.execute(
-                "UPDATE timers SET status = ?, outcome = ?, changed = ? WHERE id = ?",
-                (status, outcome[:500], time.time(), job_id),
-            )
-
-    _set_blocking = _set
-
-    def _rows(self, statuses: tuple[str, ...], job_id: str | None = None) -> list[Job]:
-        marks = ",".join("?" * len(statuses))
-        query = f"SELECT * FROM timers WHERE status IN ({marks})"
-        args: list[Any] = list(statuses)
-        if job_id is not None:
-            query += " AND id = ?"
-            args.append(job_id)
-        with closing(self._connect()) as db:
-            return [_job(row) for row in db.execute(query, args)]
-
-    _rows_blocking = _rows
+    # --- the timers table (blocking: small, local) --------------------------------------------------
 
     def _interrupted_at_start(self) -> list[Job]:
-        jobs = self._rows(("firing",))
+        jobs = self.store.rows(("firing",))
         for job in jobs:
-            self._set(job.id, "interrupted", "the daemon stopped while it ran")
+            self.store.set(job.id, "interrupted", "the daemon stopped while it ran")
         return jobs
 
     def _running(self) -> AsyncIOScheduler:
         if self._aps is None:
-            raise SchedulerError("the scheduler is not running (timers need the daemon: homeassist run)")
+            raise SchedulerUnavailableError(f"Timers are unavailable right now: {self.problem}.")
         return self._aps
 
 
-def _job(row: sqlite3.Row) -> Job:
-    return Job(
-        id=row["id"],
-        kind=row["kind"],
-        name=row["name"],
-        due=datetime.fromtimestamp(row["due"], UTC),
-        payload=json.loads(row["payload"]),
-        status=row["status"],
-        outcome=row["outcome"],
-    )
+async def _wait_for_part(err: NotReadyError, delay_s: float) -> None:
+    """Until the part ``err`` names says it is up, or ``delay_s``; never less than MIN_RETRY_S."""
+    started = time.monotonic()
+    if err.ready is not None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(err.ready(delay_s), delay_s + 1)
+    else:
+        await asyncio.sleep(delay_s)
+    rest = min(MIN_RETRY_S, delay_s) - (time.monotonic() - started)
+    if rest > 0:
+        await asyncio.sleep(rest)
 
 
 async def run_job(job_id: str) -> None:

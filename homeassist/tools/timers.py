@@ -2,8 +2,12 @@
 Scheduler. Each answers with the sentence the user hears ("Timer set for 10 minutes."). ``at`` is the
 intent parser's string (``[tomorrow ]H:MM[ am|pm]`` or ISO 8601), resolved in the configured zone.
 
-Without a running scheduler (a one-shot ``homeassist ask`` with no daemon) the same tools exist and
-say that timers need the daemon.
+Without a scheduler (a one-shot ``homeassist ask`` with no daemon) the same tools exist and say that
+timers need the daemon; the daemon's scheduler, when it cannot run, says why timers are unavailable.
+
+A delayed device action stores exactly the tool call that the same request without the delay makes
+(``{"tool": "set_level", "args": {"device": ..., "percent": ...}}``); ``stored_call`` reads it back,
+older stored jobs included.
 """
 
 from __future__ import annotations
@@ -50,7 +54,8 @@ class ReminderArgs(_When):
 class DeviceActionArgs(_When):
     device: str = Field(description="the device, by name")
     action: Literal["turn_on", "turn_off", "set_level"] = Field(description="what to do then")
-    level: int | None = Field(None, description="for set_level: 0-100 percent", ge=0, le=100)
+    # The name set_level itself takes: the stored call is set_level's own.
+    percent: int | None = Field(None, description="for set_level: 0-100 percent", ge=0, le=100)
 
 
 class NoArgs(BaseModel):
@@ -115,21 +120,20 @@ def make_timer_tools(scheduler: Scheduler | None, timezone: tzinfo) -> list[Base
         action: str,
         at: str | None = None,
         in_seconds: int | None = None,
-        level: int | None = None,
+        percent: int | None = None,
     ) -> str:
-        if action == "set_level" and level is None:
-            raise ToolException("set_level needs a level (0-100)")
+        if action == "set_level" and percent is None:
+            raise ToolException("set_level needs a percent (0-100)")
         due = when(at, in_seconds)
+        # Exactly the call the request without the delay makes (set_level takes device and percent).
         args: dict[str, Any] = {"device": device}
         if action == "set_level":
-            args["level"] = level
+            args["percent"] = percent
         need().add("device", due, device.lower(), {"tool": action, "args": args})
-        verb = {"turn_on": "turn on", "turn_off": "turn off", "set_level": f"set to {level}%"}[action]
-        return (
-            f"I'll {verb} {device} {spoken_when(due, in_seconds)}."
-            if action != "set_level"
-            else (f"I'll set {device} to {level}% {spoken_when(due, in_seconds)}.")
-        )
+        if action == "set_level":
+            return f"I'll set {device} to {percent}% {spoken_when(due, in_seconds)}."
+        verb = {"turn_on": "turn on", "turn_off": "turn off"}[action]
+        return f"I'll {verb} {device} {spoken_when(due, in_seconds)}."
 
     def list_timers() -> str:
         jobs = need().pending()
@@ -178,6 +182,17 @@ def make_timer_tools(scheduler: Scheduler | None, timezone: tzinfo) -> list[Base
             "cancel_timer", "Cancel a timer, alarm, reminder or scheduled action.", CancelArgs, cancel_timer
         ),
     ]
+
+
+def stored_call(payload: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The tool and arguments a stored device action runs. Jobs stored before set_level's ``percent``
+    was kept under its own name have ``level``: read as ``percent``."""
+    tool = str(payload.get("tool", ""))
+    raw = payload.get("args", {})
+    args: dict[str, Any] = dict(raw) if isinstance(raw, dict) else {}
+    if tool == "set_level" and "percent" not in args and "level" in args:
+        args["percent"] = args.pop("level")
+    return tool, args
 
 
 def _label(job: Job) -> str:

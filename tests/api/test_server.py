@@ -6,6 +6,8 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -15,6 +17,7 @@ from homeassist.api.server import MAX_BODY, MAX_TEXT, ApiHooks, ControlAPI
 from homeassist.daemon.requests import QueueFullError, ShuttingDownError
 from homeassist.errors import HomeassistError, ModelTimeoutError
 from homeassist.messages import Intent, Reply, ToolResult
+from homeassist.scheduler.service import Job, Scheduler
 from tests.conftest import free_port
 
 TOKEN = "k7Qp2xVb9mZr4sTn8wLc3yHd6fGj1aEu5oIi0PqRsTu"
@@ -318,6 +321,81 @@ async def test_mute_without_the_token_is_refused(served: Served, path: str) -> N
         assert response.status_code == 401
         assert response.headers["WWW-Authenticate"] == "Bearer"
     assert served.daemon.mutes == []
+
+
+# --- GET /timers, DELETE /timers/ID ------------------------------------------------------------------
+
+
+async def _nothing(job: Job) -> str:
+    return ""
+
+
+async def _nothing_lost(job: Job, why: str) -> None:
+    return None
+
+
+@pytest.fixture
+async def timers_served(tmp_path: Path) -> AsyncIterator[tuple[Scheduler, httpx.AsyncClient]]:
+    """The API with the daemon's timer hooks over a real Scheduler (a SQLite file)."""
+    scheduler = Scheduler(
+        tmp_path / "jobs.sqlite3", timezone=UTC, misfire_grace_s=60, on_fire=_nothing, on_lost=_nothing_lost
+    )
+    hooks = FakeDaemon().hooks()
+    hooks.timers = lambda: [job.to_dict() for job in scheduler.pending()]
+    hooks.cancel_timer = lambda key: [job.to_dict() for job in scheduler.cancel(key)]
+    port = free_port()
+    api = ControlAPI(hooks, host="127.0.0.1", port=port, request_timeout_s=REQUEST_TIMEOUT_S)
+    await asyncio.wait_for(api.start(), BOUND_S)
+    try:
+        async with httpx.AsyncClient(
+            base_url=f"http://127.0.0.1:{port}", timeout=BOUND_S, trust_env=False
+        ) as client:
+            yield scheduler, client
+    finally:
+        await asyncio.wait_for(api.stop(), BOUND_S)
+        await scheduler.stop()
+
+
+async def test_timers_are_listed_and_cancelled_by_id_or_name(
+    timers_served: tuple[Scheduler, httpx.AsyncClient],
+) -> None:
+    scheduler, client = timers_served
+    await scheduler.start()
+    pasta = scheduler.add("timer", datetime.now(UTC) + timedelta(minutes=5), "pasta")
+    tea = scheduler.add("timer", datetime.now(UTC) + timedelta(minutes=10), "tea")
+    listed = await client.get("/timers", headers=AUTH)
+    assert listed.status_code == 200
+    assert [t["id"] for t in listed.json()["timers"]] == [pasta.id, tea.id]
+    assert (await client.get("/timers")).status_code == 401
+    gone = await client.delete(f"/timers/{pasta.id}", headers=AUTH)
+    assert gone.status_code == 200 and [t["id"] for t in gone.json()["cancelled"]] == [pasta.id]
+    assert (await client.delete("/timers/tea", headers=AUTH)).json()["cancelled"][0]["id"] == tea.id
+    missing = await client.delete("/timers/soup", headers=AUTH)
+    assert missing.status_code == 404 and "no pending timer called 'soup'" in missing.json()["error"]
+
+
+@pytest.mark.parametrize("blank", ["%20", "%20%20", "%09"])
+async def test_an_id_of_only_spaces_cancels_nothing(
+    timers_served: tuple[Scheduler, httpx.AsyncClient], blank: str
+) -> None:
+    scheduler, client = timers_served
+    await scheduler.start()
+    pasta = scheduler.add("timer", datetime.now(UTC) + timedelta(minutes=5), "pasta")
+    response = await client.delete(f"/timers/{blank}", headers=AUTH)
+    assert response.status_code == 400 and "id or the name" in response.json()["error"]
+    assert [job.id for job in scheduler.pending()] == [pasta.id]  # the next timer is still there
+
+
+async def test_timers_while_the_scheduler_is_not_running_are_503_with_why(
+    timers_served: tuple[Scheduler, httpx.AsyncClient],
+) -> None:
+    _, client = timers_served  # never started
+    for response in (
+        await client.get("/timers", headers=AUTH),
+        await client.delete("/timers/pasta", headers=AUTH),
+    ):
+        assert response.status_code == 503
+        assert "Timers are unavailable right now: the scheduler is still starting" in response.json()["error"]
 
 
 # --- starting and stopping ---------------------------------------------------------------------------

@@ -1,9 +1,12 @@
 """The Scheduler on a real SQLite file: jobs fire once, survive a stop and a crash, late ones fire
-within the grace and are reported missed after it, interrupted ones are reported, never re-run."""
+within the grace and are reported missed after it, interrupted ones are reported, never re-run; a job
+whose part is not up is tried again until it runs or its grace ends (then reported failed); a damaged
+job file is set aside and what it held is reported."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
@@ -12,7 +15,14 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from homeassist.scheduler.service import Job, Scheduler, SchedulerError
+from homeassist.scheduler.service import (
+    Job,
+    NotReadyError,
+    Scheduler,
+    SchedulerError,
+    SchedulerUnavailableError,
+    StoreLoss,
+)
 from tests.conftest import wait_until_async
 
 ZONE = ZoneInfo("Europe/Berlin")
@@ -22,6 +32,7 @@ class Recorder:
     def __init__(self) -> None:
         self.fired: list[tuple[Job, datetime]] = []
         self.lost: list[tuple[Job, str]] = []
+        self.store_lost: list[StoreLoss] = []
         self.event = asyncio.Event()
 
     async def on_fire(self, job: Job) -> str:
@@ -32,6 +43,9 @@ class Recorder:
     async def on_lost(self, job: Job, why: str) -> None:
         self.lost.append((job, why))
         self.event.set()
+
+    async def on_store_lost(self, loss: StoreLoss) -> None:
+        self.store_lost.append(loss)
 
     async def wait(self, timeout_s: float = 60.0) -> None:
         """Until the next fire or loss (``timeout_s``: a hang guard)."""
@@ -50,6 +64,7 @@ async def make(tmp_path: Path) -> AsyncIterator[Callable[..., Scheduler]]:
             misfire_grace_s=grace_s,
             on_fire=recorder.on_fire,
             on_lost=recorder.on_lost,
+            on_store_lost=recorder.on_store_lost,
         )
         made.append(scheduler)
         return scheduler
@@ -173,7 +188,9 @@ async def test_cancel_by_name_by_id_and_the_next_one(make: Callable[..., Schedul
 
 async def test_bad_times_and_no_scheduler_are_clear_errors(make: Callable[..., Scheduler]) -> None:
     scheduler = make(Recorder())
-    with pytest.raises(SchedulerError, match="not running"):
+    with pytest.raises(
+        SchedulerUnavailableError, match="unavailable right now: the scheduler is still starting"
+    ):
         scheduler.add("timer", datetime.now(UTC) + timedelta(seconds=5))
     await scheduler.start()
     with pytest.raises(SchedulerError, match="already passed"):
@@ -183,3 +200,166 @@ async def test_bad_times_and_no_scheduler_are_clear_errors(make: Callable[..., S
     other = make(Recorder())
     with pytest.raises(SchedulerError, match="another scheduler"):
         await other.start()
+
+
+async def test_only_spaces_name_no_timer_and_cancel_nothing(make: Callable[..., Scheduler]) -> None:
+    scheduler = make(Recorder())
+    await scheduler.start()
+    pasta = scheduler.add("timer", datetime.now(UTC) + timedelta(minutes=10), "pasta")
+    for blank in (" ", "\t", "  "):
+        with pytest.raises(SchedulerError, match="no pending timer called"):
+            scheduler.cancel(blank)
+    assert [j.id for j in scheduler.pending()] == [pasta.id]
+
+
+class PartDown(Recorder):
+    """``on_fire`` for a job whose part (Z-Wave) is down until ``up`` is set: NotReadyError, whose
+    ``ready`` returns when the part comes up."""
+
+    def __init__(self, up: bool = False) -> None:
+        super().__init__()
+        self.up = asyncio.Event()
+        if up:
+            self.up.set()
+        self.tries = 0
+        self.waiting = asyncio.Event()
+
+    async def ready(self, timeout_s: float) -> bool:
+        try:
+            await asyncio.wait_for(self.up.wait(), timeout_s)
+        except TimeoutError:
+            return False
+        return True
+
+    async def on_fire(self, job: Job) -> str:
+        self.tries += 1
+        if not self.up.is_set():
+            self.waiting.set()
+            raise NotReadyError(
+                "not connected to Z-Wave JS", spoken="the Z-Wave network wasn't available", ready=self.ready
+            )
+        return await super().on_fire(job)
+
+
+async def test_a_job_whose_part_is_not_up_runs_once_the_part_is_up(
+    make: Callable[..., Scheduler], tmp_path: Path
+) -> None:
+    part = PartDown()
+    scheduler = make(part, grace_s=300.0)
+    await scheduler.start()
+    job = scheduler.add(
+        "device", datetime.now(UTC) + timedelta(seconds=1), "porch light", {"tool": "turn_on"}
+    )
+    await asyncio.wait_for(part.waiting.wait(), 60)
+    await wait_until_async(lambda: status(tmp_path / "jobs.sqlite3", job.id) == "waiting", 60, "waiting")
+    assert [j.id for j in scheduler.pending()] == [job.id]  # still to come: listed, can be cancelled
+    part.up.set()
+    await part.wait()
+    assert [j.id for j, _ in part.fired] == [job.id] and part.lost == []
+    await wait_until_async(lambda: status(tmp_path / "jobs.sqlite3", job.id) == "done", 60, "done")
+
+
+async def test_a_job_whose_part_stays_down_past_its_grace_is_reported_failed_with_the_reason(
+    make: Callable[..., Scheduler], tmp_path: Path
+) -> None:
+    part = PartDown()
+    scheduler = make(part, grace_s=1.0)
+    await scheduler.start()
+    job = scheduler.add(
+        "device", datetime.now(UTC) + timedelta(seconds=1), "porch light", {"tool": "turn_on"}
+    )
+    await part.wait()
+    ((failed, why),) = part.lost
+    assert (failed.id, why, failed.outcome) == (job.id, "failed", "the Z-Wave network wasn't available")
+    assert part.fired == [] and part.tries >= 1
+    assert status(tmp_path / "jobs.sqlite3", job.id) == "failed"
+
+
+async def test_a_job_cancelled_while_it_waits_for_its_part_is_not_tried_again(
+    make: Callable[..., Scheduler], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="homeassist.scheduler")
+    part = PartDown()
+    scheduler = make(part, grace_s=300.0)
+    await scheduler.start()
+    job = scheduler.add(
+        "device", datetime.now(UTC) + timedelta(seconds=1), "porch light", {"tool": "turn_on"}
+    )
+    await wait_until_async(lambda: status(tmp_path / "jobs.sqlite3", job.id) == "waiting", 60, "waiting")
+    assert [j.id for j in scheduler.cancel("porch light")] == [job.id]
+    tries = part.tries
+    part.up.set()  # the wait ends now; the job sees it was cancelled
+    await wait_until_async(
+        lambda: f"{job.id} was cancelled while it waited" in caplog.text, 60, "the wait to end"
+    )
+    assert part.fired == [] and part.lost == [] and part.tries == tries
+    assert status(tmp_path / "jobs.sqlite3", job.id) == "cancelled"
+
+
+async def test_a_job_waiting_for_its_part_when_stopped_runs_after_the_next_start(
+    make: Callable[..., Scheduler], tmp_path: Path
+) -> None:
+    down = PartDown()
+    first = make(down, grace_s=300.0)
+    await first.start()
+    job = first.add("device", datetime.now(UTC) + timedelta(seconds=1), "porch light", {"tool": "turn_on"})
+    await wait_until_async(lambda: status(tmp_path / "jobs.sqlite3", job.id) == "waiting", 60, "waiting")
+    await first.stop()  # nothing was done: it is not "interrupted"
+    up = PartDown(up=True)
+    second = make(up, grace_s=300.0)
+    assert await second.start() == []
+    await up.wait()
+    assert [j.id for j, _ in up.fired] == [job.id] and up.lost == []
+
+
+def damage(path: Path, tables: tuple[str, ...] | None) -> None:
+    """Overwrite the pages of ``tables`` (None: the file's header) with junk."""
+    if tables is None:
+        with path.open("r+b") as file:
+            file.write(b"\xff" * 100)
+        return
+    with sqlite3.connect(path) as db:
+        size = int(db.execute("PRAGMA page_size").fetchone()[0])
+        marks = ",".join("?" * len(tables))
+        query = f"SELECT rootpage FROM sqlite_master WHERE tbl_name IN ({marks}) AND rootpage > 0"
+        pages = [int(row[0]) for row in db.execute(query, tables)]
+    with path.open("r+b") as file:
+        for page in pages:
+            file.seek((page - 1) * size)
+            file.write(b"\xff" * size)
+
+
+@pytest.mark.parametrize("readable", [True, False])
+async def test_a_damaged_job_file_is_set_aside_reported_and_replaced(
+    make: Callable[..., Scheduler], tmp_path: Path, caplog: pytest.LogCaptureFixture, readable: bool
+) -> None:
+    path = tmp_path / "jobs.sqlite3"
+    first = make(Recorder())
+    await first.start()
+    pasta = first.add("timer", datetime.now(UTC) + timedelta(hours=1), "pasta")
+    mom = first.add("reminder", datetime.now(UTC) + timedelta(hours=2), "reminder", {"message": "call mom"})
+    await first.stop()
+    damage(path, ("apscheduler_jobs",) if readable else None)
+
+    recorder = Recorder()
+    second = make(recorder)
+    with caplog.at_level(logging.ERROR, logger="homeassist.scheduler"):
+        await second.start()
+    (moved,) = await asyncio.to_thread(lambda: sorted(tmp_path.glob("jobs.sqlite3.corrupt-*")))
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1 and errors[0].exc_info is None  # one clear line, no traceback
+    line = errors[0].getMessage()
+    assert str(path) in line and str(moved) in line and "started with an empty one" in line
+    ((loss,),) = (recorder.store_lost,)
+    assert (loss.path, loss.moved_to) == (path, moved)
+    if readable:
+        assert loss.jobs is not None and [j.id for j in loss.jobs] == [pasta.id, mom.id]
+        assert loss.jobs[1].payload == {"message": "call mom"}
+        assert f"timer {pasta.id}" in line and f"reminder {mom.id}" in line
+    else:
+        assert loss.jobs is None and "could not be read" in line
+    # The new file works: nothing from the old one, and a new job fires.
+    assert second.pending() == []
+    tick = second.add("timer", datetime.now(UTC) + timedelta(seconds=1), "tick")
+    await recorder.wait()
+    assert [j.id for j, _ in recorder.fired] == [tick.id]

@@ -9,9 +9,12 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from homeassist.scheduler.service import Job, Scheduler
-from homeassist.tools.executor import ToolExecutor
-from homeassist.tools.timers import NO_DAEMON, make_timer_tools
+from homeassist.scheduler.service import Job, Scheduler, SchedulerUnavailableError
+from homeassist.tools.devices import make_device_tools
+from homeassist.tools.executor import ToolExecutor, validate_args
+from homeassist.tools.timers import NO_DAEMON, make_timer_tools, stored_call
+from homeassist.zwave.connection import ZWaveConnection
+from homeassist.zwave.control import HomeControl
 
 ZONE = ZoneInfo("America/New_York")
 
@@ -25,13 +28,23 @@ async def nothing_lost(job: Job, why: str) -> None:
 
 
 @pytest.fixture
-async def executor(tmp_path: Path) -> AsyncIterator[ToolExecutor]:
-    scheduler = Scheduler(
+async def scheduler(tmp_path: Path) -> AsyncIterator[Scheduler]:
+    built = Scheduler(
         tmp_path / "jobs.sqlite3", timezone=ZONE, misfire_grace_s=60, on_fire=nothing, on_lost=nothing_lost
     )
-    await scheduler.start()
-    yield ToolExecutor(make_timer_tools(scheduler, ZONE))
-    await scheduler.stop()
+    await built.start()
+    yield built
+    await built.stop()
+
+
+@pytest.fixture
+def executor(scheduler: Scheduler) -> ToolExecutor:
+    return ToolExecutor(make_timer_tools(scheduler, ZONE))
+
+
+def device_tools() -> ToolExecutor:
+    """The real device tools (never run here: only their argument schemas are used)."""
+    return ToolExecutor(make_device_tools(HomeControl(ZWaveConnection("ws://127.0.0.1:9"))))
 
 
 async def test_without_the_daemon_every_timer_tool_says_so() -> None:
@@ -71,8 +84,60 @@ async def test_bad_arguments_are_refused_with_the_reason(executor: ToolExecutor)
     level = await executor.execute(
         "schedule_device_action", {"device": "Lamp", "action": "set_level", "in_seconds": 60}
     )
-    assert not level.ok and "needs a level" in level.content
+    assert not level.ok and "needs a percent" in level.content
     when = await executor.execute("set_alarm", {"at": "half past never"})
     assert not when.ok and "couldn't tell when" in when.content
     negative = await executor.execute("set_timer", {"seconds": -5})
     assert not negative.ok
+
+
+async def test_a_delayed_level_stores_exactly_the_set_level_call(
+    executor: ToolExecutor, scheduler: Scheduler
+) -> None:
+    later = await executor.execute(
+        "schedule_device_action",
+        {"device": "Bedroom Blinds", "action": "set_level", "percent": 50, "in_seconds": 60},
+    )
+    assert later.content == "I'll set Bedroom Blinds to 50% in 1 minute."
+    (job,) = scheduler.pending()
+    tool, args = stored_call(job.payload)
+    # What "set the bedroom blinds to 50 percent" without the delay runs: set_level(device, percent).
+    assert (tool, args) == ("set_level", {"device": "Bedroom Blinds", "percent": 50})
+    set_level = device_tools().get("set_level")
+    assert set_level is not None
+    assert validate_args(set_level, args) == (args, None)
+
+
+def test_a_job_stored_with_level_still_runs_set_level_with_percent() -> None:
+    old = {"tool": "set_level", "args": {"device": "Bedroom Blinds", "level": 50}}
+    assert stored_call(old) == ("set_level", {"device": "Bedroom Blinds", "percent": 50})
+    assert stored_call({"tool": "turn_off", "args": {"device": "Porch Light"}}) == (
+        "turn_off",
+        {"device": "Porch Light"},
+    )
+
+
+async def test_a_scheduler_that_is_not_running_says_why_never_that_the_daemon_is_not(
+    tmp_path: Path,
+) -> None:
+    # The job file's directory cannot be made: a file is in its way.
+    (tmp_path / "state").write_text("not a directory", encoding="utf-8")
+    scheduler = Scheduler(
+        tmp_path / "state" / "jobs.sqlite3",
+        timezone=ZONE,
+        misfire_grace_s=60,
+        on_fire=nothing,
+        on_lost=nothing_lost,
+    )
+    executor = ToolExecutor(make_timer_tools(scheduler, ZONE))
+    starting = await executor.execute("set_timer", {"seconds": 60})
+    assert not starting.ok and "Timers are unavailable right now: the scheduler is still starting" in (
+        starting.content
+    )
+    with pytest.raises(SchedulerUnavailableError, match="state"):
+        await scheduler.start()
+    for call, args in (("set_timer", {"seconds": 60}), ("list_timers", {}), ("cancel_timer", {})):
+        result = await executor.execute(call, args)
+        assert not result.ok and "Timers are unavailable right now:" in result.content
+        assert str(tmp_path / "state") in result.content  # why: the file it could not use
+        assert "homeassist run" not in result.content and "need" not in result.content
