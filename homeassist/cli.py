@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import logging
 import signal
@@ -30,6 +31,7 @@ from homeassist.audio.voice import (
     build_wake,
     command_from_recording,
 )
+from homeassist.audio.wake import strip_wake_phrase
 from homeassist.config.loader import LoadedConfig, load_settings, state_dir
 from homeassist.config.render import effective_dict, render_toml
 from homeassist.config.settings import Settings
@@ -387,6 +389,8 @@ async def _ask_wav(path: Path, loaded: LoadedConfig, *, as_json: bool, no_wake: 
     transcriber = build_transcriber(settings, state_dir(settings))
     transcript = await transcriber.transcribe(command, source=str(path))
     await transcriber.aclose()
+    if word is not None:  # the command audio may begin with the wake phrase
+        transcript = dataclasses.replace(transcript, text=strip_wake_phrase(transcript.text, word))
     runtime = build_runtime(settings)
     speaker = build_speaker(settings)
     try:

@@ -14,6 +14,12 @@ Frames that were never fed (a gap of more than ``_GAP_S`` in their capture times
 jumps back) make the endpointer forget the audio before the gap, so a preroll never splices stale
 audio in front of new speech. Feed the frame that carried the wake word too, or the preroll is lost.
 
+``start(look_back=True)`` (after a wake word) also runs the VAD over the last ``lookback_ms`` of audio
+already fed, so a command that began before the wake word fired (fast speech: the detector scores a
+phrase once it is over, often a few hundred ms late) keeps its first word: the utterance then starts at
+the onset found there, which is usually the wake phrase itself (the transcript's wake phrase is cut off
+later, see ``homeassist.audio.wake.strip_wake_phrase``).
+
 After an Utterance or NothingHeard the endpointer is idle again until the next ``start()``. All
 durations are counted in audio samples, so a file fed faster than real time endpoints exactly as a
 microphone would; the event times are capture times derived from each frame's ``at``.
@@ -48,6 +54,9 @@ _NEG_THRESHOLD_GAP = 0.15
 #: A jump in frame times larger than this (beyond the frame's own length) means frames were not fed:
 #: far above any callback jitter, below any useful preroll.
 _GAP_S = 0.25
+#: Speech found by ``start(look_back=True)`` must go on this long past start() to be a command; speech
+#: that ends sooner was the wake phrase alone (the VAD's hangover can outlast the detector's firing).
+_AFTER_START = round(0.25 * SAMPLE_RATE)
 
 
 class VadError(HomeassistError):
@@ -157,11 +166,18 @@ class Endpointer:
         preroll_ms: int = 300,
         no_speech_timeout_s: float = 4.0,
         threshold: float = 0.5,
+        lookback_ms: int = 0,
     ) -> None:
-        if trailing_silence_ms < 1 or max_utterance_s <= 0 or no_speech_timeout_s <= 0 or preroll_ms < 0:
+        if (
+            trailing_silence_ms < 1
+            or max_utterance_s <= 0
+            or no_speech_timeout_s <= 0
+            or preroll_ms < 0
+            or lookback_ms < 0
+        ):
             raise ValueError(
                 "trailing_silence_ms, max_utterance_s and no_speech_timeout_s must be positive and "
-                "preroll_ms not negative"
+                "preroll_ms and lookback_ms not negative"
             )
         if not 0 < threshold < 1:
             raise ValueError(f"the VAD threshold must be between 0 and 1, not {threshold}")
@@ -171,6 +187,9 @@ class Endpointer:
         self._max = round(max_utterance_s * SAMPLE_RATE)
         self._preroll = round(preroll_ms * SAMPLE_RATE / 1000)
         self._timeout = round(no_speech_timeout_s * SAMPLE_RATE)
+        self._lookback = round(lookback_ms * SAMPLE_RATE / 1000)
+        self._replay: npt.NDArray[np.int16] | None = None  # audio from before start() the VAD still scans
+        self._started = 0  # sample index of start() itself: the no-speech timeout counts from it
         self._tail = round(_TAIL_PAD_MS * SAMPLE_RATE / 1000)
         self._vad = SileroVad()
         self._history: collections.deque[npt.NDArray[np.int16]] = collections.deque()
@@ -212,16 +231,23 @@ class Endpointer:
         base = self._total - self._history_samples
         return np.concatenate(list(self._history))[first - base : last - base].copy()
 
-    def start(self) -> None:
-        """Listen for one utterance from now on; the last ``preroll_ms`` already fed may become part of it."""
+    def start(self, *, look_back: bool = False) -> None:
+        """Listen for one utterance from now on; the last ``preroll_ms`` already fed may become part of it.
+        With ``look_back`` the speech onset is also looked for in the last ``lookback_ms`` already fed."""
         self._vad.reset()
         self._active = True
         self._in_speech = False
-        self._start = self._next_window = self._total
+        self._start = self._next_window = self._started = self._total
+        self._replay = None
+        back = min(self._lookback, self._history_samples) if look_back else 0
+        if back:
+            self._replay = np.concatenate(list(self._history))[-back:]
+            self._start = self._next_window = self._total - back
 
     def stop(self) -> None:
         """Stop listening without an event (the request was cancelled); the preroll is kept."""
         self._active = self._in_speech = False
+        self._replay = None
         self._trim()
 
     def feed(self, frame: AudioFrame) -> Event | None:
@@ -240,6 +266,8 @@ class Endpointer:
             self._trim()
             return None
         event: Event | None = None
+        if self._replay is not None:
+            samples, self._replay = np.concatenate([self._replay, samples]), None
         for prob in self._vad(samples):
             start, end = self._next_window, self._next_window + SileroVad.WINDOW
             self._next_window = end
@@ -254,12 +282,16 @@ class Endpointer:
             if prob >= self.neg_threshold:
                 self._speech_end = end
             elif end - self._speech_end >= self._trailing:
+                if self._speech_start < self._started and self._speech_end - self._started < _AFTER_START:
+                    # Only the wake phrase before start(): the command is still to come.
+                    self._in_speech = False
+                    continue
                 return self._finish(frame, "silence")
             if end - self._speech_start >= self._max:
                 self._speech_end = end
                 return self._finish(frame, "max_length")
         if not self._in_speech:
-            if self._total - self._start >= self._timeout:
+            if self._total - self._started >= self._timeout:
                 self._active = False
                 self._trim()
                 return NothingHeard(frame.at)
@@ -290,6 +322,11 @@ class Endpointer:
 
     def _trim(self) -> None:
         """Keep enough audio for the preroll of a speech onset in a window that began in an earlier frame."""
-        keep = self._preroll + 2 * SileroVad.WINDOW + (self._total - self._next_window if self._active else 0)
+        keep = (
+            self._preroll
+            + self._lookback
+            + 2 * SileroVad.WINDOW
+            + (self._total - self._next_window if self._active else 0)
+        )
         while self._history and self._history_samples - len(self._history[0]) >= keep:
             self._history_samples -= len(self._history.popleft())

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import re
 import time
@@ -34,7 +35,7 @@ from homeassist.audio.capture import AudioFrame, AudioSource
 from homeassist.audio.endpoint import Endpointer, Event, NothingHeard, SpeechStarted, Utterance
 from homeassist.audio.speaker import Speaker
 from homeassist.audio.stt import BackgroundTranscriber
-from homeassist.audio.wake import WakeWordDetector
+from homeassist.audio.wake import WakeWordDetector, strip_wake_phrase
 from homeassist.messages import Reply, Transcript
 
 _LOGGER = logging.getLogger(__name__)
@@ -196,7 +197,7 @@ class VoiceLoop:
         if word is not None:
             _LOGGER.info("Wake word %s", word)
             self._listening = True
-            self.endpointer.start()
+            self.endpointer.start(look_back=True)  # a late firing must not cut the command's first word
             asyncio.get_running_loop().create_task(self.speaker.beep())
             return
         if not self._listening:
@@ -246,6 +247,7 @@ class VoiceLoop:
         self, audio: npt.NDArray[np.int16], speech_end_at: float, early: asyncio.Task[Transcript] | None
     ) -> None:
         transcript = await early if early is not None else await self.transcriber.transcribe(audio)
+        transcript = self._without_wake_phrase(transcript)
         heard = Heard(transcript, speech_end_at, time.monotonic())
         self.utterances += 1
         if self.keep_text:
@@ -267,6 +269,13 @@ class VoiceLoop:
         task = asyncio.create_task(self._answer(heard, previous), name="voice-reply")
         self._answers.append(task)
         task.add_done_callback(self._answers.remove)
+
+    def _without_wake_phrase(self, transcript: Transcript) -> Transcript:
+        """The command audio may begin with the wake phrase (see ``Endpointer.start``): cut it off."""
+        text = transcript.text
+        for word in self.wake.words if self.wake.enabled else ():
+            text = strip_wake_phrase(text, word)
+        return transcript if text == transcript.text else dataclasses.replace(transcript, text=text)
 
     async def _answer(self, heard: Heard, previous: asyncio.Task[None] | None) -> None:
         if previous is not None:  # one request at a time, in the order they were said

@@ -39,6 +39,10 @@ _LOGGER = logging.getLogger(__name__)
 #: What ``ask --wav`` answers for a recording in which no wake word was heard.
 NO_WAKE_WORD = "No wake word heard."
 
+#: How far back from the wake word's firing the endpointer looks for the speech onset: "hey jarvis" at
+#: 130 words a minute takes about 1 s and the detector fires 0.1-0.4 s after it (scripts/bench/wake).
+WAKE_LOOKBACK_MS = 1500
+
 Handle = Callable[[str, Callable[[str], Awaitable[None]]], Awaitable[Reply]]
 
 
@@ -62,6 +66,7 @@ def build_endpointer(settings: Settings) -> Endpointer:
         trailing_silence_ms=vad.trailing_silence_ms,
         max_utterance_s=vad.max_utterance_s,
         preroll_ms=vad.preroll_ms,
+        lookback_ms=WAKE_LOOKBACK_MS if settings.wake.words else 0,
         no_speech_timeout_s=vad.no_speech_timeout_s,
     )
 
@@ -117,7 +122,7 @@ def command_from_recording(
         if word is None:
             word = wake.process(frame)
             if word is not None:
-                endpointer.start()
+                endpointer.start(look_back=True)
             continue
         if isinstance(event, Utterance):
             return event.audio, word

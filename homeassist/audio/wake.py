@@ -20,6 +20,7 @@ import logging
 import math
 import re
 from collections.abc import Sequence
+from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,31 @@ _FEATURE_MODELS = frozenset({"melspectrogram", "embedding_model", "silero_vad"})
 _MEL_CONTEXT = 480  # 3 hops of 160 samples before the frame, as openWakeWord feeds its melspectrogram
 _MEL_ROWS = 76  # mel rows per embedding window
 _WARMUP_FRAMES = 5  # openWakeWord reports 0 for the first 5 frames while its buffers fill
+
+
+#: How alike a transcribed word must be to the wake word's name to be taken for it ("jarvis", "jervis").
+_NAME_LIKENESS = 0.8
+_WAKE_PHRASE_WORDS = 4  # the wake word's name is looked for among a transcript's first words
+
+
+def strip_wake_phrase(text: str, word: str) -> str:
+    """``text`` without a leading wake phrase ("Hey Jarvis, turn on the lamp" -> "turn on the lamp").
+
+    The command audio reaches back before the wake word fired (see ``Endpointer.start``), so at fast
+    speech it holds the wake phrase too; its name (``jarvis`` for ``hey_jarvis``) is looked for among the
+    first words, loosely, as whisper spells it ("Jervis", "Alexa's")."""
+    name = model_name(Path(word)).split("_")[-1].lower()
+    tokens = list(re.finditer(r"[\w']+", text))
+    for index, token in enumerate(tokens[:_WAKE_PHRASE_WORDS]):
+        spoken = token.group().lower().removesuffix("'s")
+        if SequenceMatcher(None, spoken, name).ratio() >= _NAME_LIKENESS:
+            rest = text[token.end() :]
+            return rest.lstrip(" ,.!?;:-")
+        if index + 1 < len(tokens):  # "a lexa", "hey jar vis"
+            joined = spoken + tokens[index + 1].group().lower()
+            if SequenceMatcher(None, joined, name).ratio() >= _NAME_LIKENESS:
+                return text[tokens[index + 1].end() :].lstrip(" ,.!?;:-")
+    return text
 
 
 class WakeWordError(HomeassistError):
@@ -102,6 +128,8 @@ class WakeWordDetector:
         self.threshold = threshold
         self.refractory_s = refractory_s
         self.enabled = bool(words)
+        #: The configured wake words, by model name.
+        self.words: tuple[str, ...] = ()
         #: The latest frame's score for each word (for logs and threshold tuning).
         self.scores: dict[str, float] = {}
         self._refractory_frames = math.ceil(round(refractory_s / FRAME_SECONDS, 6))
@@ -119,6 +147,7 @@ class WakeWordDetector:
                     f"unknown wake word {word!r}; available: {known}, or the path of an openWakeWord "
                     ".onnx model"
                 )
+        self.words = tuple(paths)
         if not self.enabled:
             return
         assert directory is not None  # a shipped word was found in it

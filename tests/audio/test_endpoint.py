@@ -18,13 +18,13 @@ TOLERANCE_S = 0.15
 
 
 def feed_all(
-    endpointer: Endpointer, audio: Samples, *, start_at_frame: int | None = 0
+    endpointer: Endpointer, audio: Samples, *, start_at_frame: int | None = 0, look_back: bool = False
 ) -> list[tuple[int, Event]]:
     """Feed ``audio`` frame by frame (frame n ends at n * 80 ms); start() before frame ``start_at_frame``."""
     events: list[tuple[int, Event]] = []
     for number, samples in enumerate(to_frames(audio)):
         if number == start_at_frame:
-            endpointer.start()
+            endpointer.start(look_back=look_back)
         event = endpointer.feed(AudioFrame(samples, (number + 1) * FRAME_S))
         if event is not None:
             events.append((number, event))
@@ -121,6 +121,41 @@ def test_the_preroll_reaches_back_before_start(clips: Clips) -> None:
     assert first >= start_frame * FRAME_SAMPLES - seconds(0.3 + 2 * 512 / SAMPLE_RATE)
 
 
+@pytest.mark.parametrize("look_back", [True, False])
+def test_a_late_wake_word_looks_back_to_the_wake_phrase_at_fast_speech(clips: Clips, look_back: bool) -> None:
+    """The detector fires well into the command (fast speech): looking back, the utterance still starts
+    before the wake phrase, so the command's first word is whole; without, that word is cut."""
+    audio = compose(1.0, clips.wake_command, 1.0, seed=31)
+    phrase_end = seconds(1.0) + len(clips.wake_phrase)
+    start_frame = int((phrase_end + seconds(0.6)) / FRAME_SAMPLES)  # 0.6 s late: into the command
+    endpointer = Endpointer(preroll_ms=300, lookback_ms=1500)
+    events = feed_all(endpointer, audio, start_at_frame=start_frame, look_back=look_back)
+    utterances = [event for _, event in events if isinstance(event, Utterance)]
+    assert len(utterances) == 1
+    first = locate(utterances[0].audio, audio)
+    assert first + len(utterances[0].audio) >= seconds(1.0) + len(clips.wake_command)
+    if look_back:
+        assert first <= seconds(1.0)  # the wake phrase and what follows it, whole
+    else:
+        assert first > phrase_end  # the old cut: the command's first word lost
+
+
+def test_a_wake_phrase_then_a_pause_is_not_taken_for_the_command(clips: Clips) -> None:
+    """Looking back finds the wake phrase; when it ended before the firing, the command still to come
+    is the utterance (the phrase alone never ends it)."""
+    audio = compose(1.0, clips.wake_phrase, 1.2, clips.command, 1.0, seed=32)
+    phrase_end = seconds(1.0) + len(clips.wake_phrase)
+    command_start = phrase_end + seconds(1.2)
+    start_frame = int((phrase_end + seconds(0.3)) / FRAME_SAMPLES) + 1
+    endpointer = Endpointer(preroll_ms=300, lookback_ms=1500, trailing_silence_ms=700)
+    events = feed_all(endpointer, audio, start_at_frame=start_frame, look_back=True)
+    utterances = [event for _, event in events if isinstance(event, Utterance)]
+    assert len(utterances) == 1
+    first = locate(utterances[0].audio, audio)
+    assert command_start - seconds(0.3 + TOLERANCE_S) <= first <= command_start
+    assert first + len(utterances[0].audio) >= command_start + len(clips.command)
+
+
 def test_audio_from_before_a_gap_in_the_frames_is_never_preroll(clips: Clips) -> None:
     """Frames not fed (while the speaker played, say) leave no stale audio in front of new speech."""
     endpointer = Endpointer(preroll_ms=300)
@@ -174,6 +209,8 @@ def test_streaming_vad_matches_faster_whispers_batch_vad(wavs: dict[str, Recordi
 
 
 def test_bad_settings_are_refused() -> None:
+    with pytest.raises(ValueError, match="lookback_ms"):
+        Endpointer(lookback_ms=-1)
     with pytest.raises(ValueError):
         Endpointer(trailing_silence_ms=0)
     with pytest.raises(ValueError):

@@ -12,7 +12,7 @@ import pytest
 
 from homeassist.audio.capture import FRAME_SAMPLES, SAMPLE_RATE, AudioFrame, to_frames
 from homeassist.audio.endpoint import Endpointer, NothingHeard, Utterance
-from homeassist.audio.wake import WakeWordDetector, shipped_words
+from homeassist.audio.wake import WakeWordDetector, shipped_words, strip_wake_phrase
 
 from .conftest import Clips, Recording, Samples, compose
 
@@ -189,3 +189,19 @@ def test_idle_listening_runs_each_model_once_a_frame_on_inputs_of_a_fixed_size(
     # The VAD scores the 512-sample windows the frame completes (2 or 3), with their 64-sample context.
     assert {batch for batch, _ in vad.shapes} <= {2, 3} and {width for _, width in vad.shapes} == {576}
     assert len(detector._raw) == FRAME_SAMPLES + 480 and len(detector._features) == detector._keep
+
+
+@pytest.mark.parametrize(
+    ("text", "word", "command"),
+    [
+        ("Hey Jarvis, set the living room lamp to 40%.", "hey_jarvis", "set the living room lamp to 40%."),
+        ("Hey, Jervis. Turn on the light.", "hey_jarvis", "Turn on the light."),
+        ("Turn on the kitchen light.", "hey_jarvis", "Turn on the kitchen light."),
+        ("Hey Jarvis.", "hey_jarvis", ""),
+        ("Alexa's timer is done? Alexa, what time is it", "alexa", "timer is done? Alexa, what time is it"),
+        ("A lexa what time is it", "alexa", "what time is it"),
+        ("Set a timer for the car, Jarvis", "hey_jarvis", "Set a timer for the car, Jarvis"),
+    ],
+)
+def test_a_leading_wake_phrase_is_cut_off_the_transcript(text: str, word: str, command: str) -> None:
+    assert strip_wake_phrase(text, word) == command
