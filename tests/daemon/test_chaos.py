@@ -424,6 +424,7 @@ def test_chaos_every_request_answered_every_item_done_or_announced_nothing_leaks
             f"open files back to {fds0} (+{FD_MARGIN}) from {open_files(pid)}",
         )
         rss1 = rss_kib(pid)
+        print(f"chaos: RSS {rss0} -> {rss1} KiB, open files {fds0} -> {open_files(pid)}")
         assert rss1 <= rss0 + RSS_MARGIN_KIB, f"RSS {rss0} KiB at warm-up, {rss1} KiB after the faults"
         assert daemon.health()["status"] == "ok", daemon.health()
 
@@ -462,6 +463,9 @@ def test_chaos_every_request_answered_every_item_done_or_announced_nothing_leaks
                 told = f"{row['kind']} {job_id} {row['status']}; telling the user"
                 assert row["status"] in ("failed", "missed", "interrupted") and told in logs, row
         done = {job_id for job_id in ours if table[job_id]["status"] == "done"}
+        print(
+            "chaos: jobs", sorted((row["kind"], row["status"], row["outcome"][:60]) for row in table.values())
+        )
         assert {timer, reminder} <= done, {j: table[j] for j in ours}
         assert "Announcing: Your timer is done." in logs
         assert "Announcing: Reminder: water the plants." in logs
@@ -503,3 +507,28 @@ def test_chaos_every_request_answered_every_item_done_or_announced_nothing_leaks
         sim.stop()
         if first_pid:
             kill_marked(f"{MCP_MARKER}{first_pid}-")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Assistant.handle (homeassist/assistant/core.py): with no home (Z-Wave down) only kind "
+    "'device' is told Z-Wave is unavailable; a delayed device action (kind 'timer') goes to the model",
+)
+def test_a_delayed_action_asked_while_zwave_is_down_is_set_or_refused(
+    start_daemon: Callable[..., Daemon], sim_home: Path, tmp_path: Path, closed_url: str
+) -> None:
+    sim = SimProcess(sim_home, tmp_path / "sim.log")
+    sim.start()
+    try:
+        daemon = start_daemon(HOMEASSIST_ZWAVE__URL=sim.url, HOMEASSIST_OLLAMA__BASE_URL=closed_url)
+        daemon.wait_for(lambda: daemon.component("zwave") == "ready", 60, "Z-Wave")
+        daemon.wait_for(lambda: daemon.component("scheduler") == "ready", 60, "the scheduler")
+        sim.stop()
+        daemon.wait_for(lambda: daemon.component("zwave") == "degraded", 60, "Z-Wave gone seen")
+        asked = daemon.ask("turn on the porch light in 2 seconds").json()
+        # Either the action is set (the scheduler waits for Z-Wave), or the person hears why not.
+        scheduled = [job for job in daemon.timers() if job["kind"] == "device"]
+        assert scheduled or asked["reply"] == "The Z-Wave network isn't available right now.", asked
+        assert daemon.stop() == 0
+    finally:
+        sim.stop()
