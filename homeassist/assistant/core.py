@@ -60,6 +60,8 @@ class DeviceBackend(Protocol):
 
     def unavailable_reason(self) -> str: ...
 
+    def last_home(self) -> Home | dict[str, Any] | None: ...
+
 
 class Assistant:
     """Holds the parts a request needs; ``handle`` is safe to call again and again, one at a time."""
@@ -113,8 +115,15 @@ class Assistant:
             timings["devices_wait"] = _ms(stage)
             if devices_ready:
                 intent = self.classifier.classify(text, self.devices.home(), follow_up)
-            elif intent.kind == "device":
-                unavailable = ZWaveUnavailableError(self.devices.unavailable_reason())
+            else:
+                known = self.devices.last_home()
+                later = self.classifier.classify(text, known, follow_up) if known is not None else None
+                if later is not None and later.command and later.command.tool == "schedule_device_action":
+                    # A delayed action on a device the home had: scheduled now, run when it is due
+                    # (the scheduler retries while Z-Wave is still down, then says if it could not).
+                    intent = later
+                elif intent.kind == "device" or (intent.kind == "timer" and later and later.kind == "device"):
+                    unavailable = ZWaveUnavailableError(self.devices.unavailable_reason())
         tools = self.tools.tools_for(intent.kind, *intent.also)
         runnable = intent.command is not None and intent.command.tool in {t.name for t in tools}
 

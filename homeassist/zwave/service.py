@@ -40,6 +40,8 @@ class ZWaveService:
             confirm_timeout_s=zwave.confirm_timeout_s,
             temperature_unit=settings.assistant.temperature_unit,
         )
+        self._last_home: dict[str, Any] | None = None
+        self.connection.add_listener(self._remember_home)
         self._start_lock = asyncio.Lock()
         self._started = False
         self.start_error: str = ""
@@ -100,7 +102,19 @@ class ZWaveService:
         return self.sim is not None and self.sim.running
 
     def home(self) -> dict[str, Any] | None:
-        return self.control.home_or_none()
+        home = self.control.home_or_none()
+        if home is not None:
+            self._last_home = home
+        return home
+
+    def _remember_home(self, connected: bool) -> None:
+        if connected:
+            self.home()
+
+    def last_home(self) -> dict[str, Any] | None:
+        """The home as it was when last connected (None before the first connection): what a delayed
+        action asked while Z-Wave is down is scheduled against."""
+        return self.home() or self._last_home
 
     async def stop(self) -> None:
         await self.connection.stop()

@@ -31,6 +31,9 @@ class Devices:
     def unavailable_reason(self) -> str:
         return ""
 
+    def last_home(self) -> dict[str, Any] | None:
+        return self.home()
+
 
 @pytest.fixture
 def runtime(closed_url: str) -> Runtime:
