@@ -52,6 +52,9 @@ from homeassist.audio.capture import FRAME_SAMPLES, SAMPLE_RATE
 Samples = npt.NDArray[np.int16]
 
 NOISE_RMS = 30.0  # about -60 dBFS: a quiet room through a decent microphone
+#: ``[stt] time_limit_s`` for tests that transcribe: a loaded machine transcribes slowly, and the limit
+#: (3 s by default: past it an utterance is "not understood") is not what they are about.
+STT_TIME_LIMIT_S = 60.0
 
 ASOUNDRC = """\
 pcm.filemic {{ type file; slave.pcm "null"; file "/dev/null"; infile "{infile}"; format "raw" }}

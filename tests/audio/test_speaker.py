@@ -19,6 +19,7 @@ from homeassist.audio import speaker as speaker_module
 from homeassist.audio.speaker import SPOKEN_KEPT, Speaker, SpeakerError
 from homeassist.audio.stt import BackgroundTranscriber
 from homeassist.config.settings import AudioSettings, SttSettings, TtsSettings
+from tests.audio.conftest import STT_TIME_LIMIT_S
 
 
 def read(path: Path) -> np.ndarray:
@@ -42,7 +43,9 @@ async def test_replies_are_spoken_in_order_and_heard_back(tmp_path: Path) -> Non
     assert [s.text for s in speaker.spoken] == ["The kitchen light is now on.", "Anything else?"]
     first = speaker.spoken[0].wav
     assert first is not None and first.parent == tmp_path
-    transcriber = BackgroundTranscriber(SttSettings(), language="en", state_dir=tmp_path)
+    transcriber = BackgroundTranscriber(
+        SttSettings(time_limit_s=STT_TIME_LIMIT_S), language="en", state_dir=tmp_path
+    )
     heard = (await transcriber.transcribe(read(first))).text.lower()
     await transcriber.aclose()
     assert "kitchen light" in heard and "on" in heard

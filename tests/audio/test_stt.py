@@ -15,6 +15,7 @@ from homeassist.audio import models
 from homeassist.audio.models import SttModelError, resolve_model, sha256
 from homeassist.audio.stt import BackgroundTranscriber
 from homeassist.config.settings import SttSettings
+from tests.audio.conftest import STT_TIME_LIMIT_S
 
 
 def speech(text: str, directory: Path) -> npt.NDArray[np.int16]:
@@ -29,7 +30,9 @@ def speech(text: str, directory: Path) -> npt.NDArray[np.int16]:
 @pytest.fixture(scope="session")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackgroundTranscriber]:
     state = tmp_path_factory.mktemp("stt-state")
-    transcriber = BackgroundTranscriber(SttSettings(), language="en", state_dir=state)
+    transcriber = BackgroundTranscriber(
+        SttSettings(time_limit_s=STT_TIME_LIMIT_S), language="en", state_dir=state
+    )
     transcriber.transcribe_blocking(np.zeros(1600, dtype=np.int16))  # loads the model once
     yield transcriber
 

@@ -28,7 +28,16 @@ from homeassist.audio.wake import strip_wake_phrase
 from homeassist.config.loader import load_settings
 from homeassist.config.settings import AudioSettings, Settings, SttSettings, TtsSettings
 from homeassist.messages import Intent, Reply
-from tests.audio.conftest import Clips, Samples, VirtualMic, compose, read_pcm16, synthesize, write_pcm16
+from tests.audio.conftest import (
+    STT_TIME_LIMIT_S,
+    Clips,
+    Samples,
+    VirtualMic,
+    compose,
+    read_pcm16,
+    synthesize,
+    write_pcm16,
+)
 from tests.conftest import REPO, wait_until, wait_until_async
 from tests.zwave.conftest import KITCHEN_LIGHT, SWITCH, Observer
 
@@ -65,7 +74,9 @@ class Commands:
 
 @pytest.fixture(scope="module")
 def transcriber(tmp_path_factory: pytest.TempPathFactory) -> BackgroundTranscriber:
-    stt = BackgroundTranscriber(SttSettings(), language="en", state_dir=tmp_path_factory.mktemp("state"))
+    stt = BackgroundTranscriber(
+        SttSettings(time_limit_s=STT_TIME_LIMIT_S), language="en", state_dir=tmp_path_factory.mktemp("state")
+    )
     stt.transcribe_blocking(np.zeros(1600, dtype=np.int16))
     return stt
 
@@ -175,7 +186,9 @@ async def test_capture_never_waits_while_the_base_model_loads_and_transcribes(
         sys.executable, "-c", PACED_FEEDER, str(virtual_mic.fifo), str(raw)
     )
     source = MicrophoneSource("vmic")
-    base = BackgroundTranscriber(SttSettings(model="base"), language="en", state_dir=tmp_path)
+    base = BackgroundTranscriber(
+        SttSettings(model="base", time_limit_s=STT_TIME_LIMIT_S), language="en", state_dir=tmp_path
+    )
     frames: list[AudioFrame] = []
     phase = ""  # what the model is doing: "load", "transcribe", or nothing
     turn = 0  # turns of the event loop, as a ticker on it counts them
@@ -229,6 +242,7 @@ async def test_capture_never_waits_while_the_base_model_loads_and_transcribes(
     assert stamps == sorted(stamps)
 
 
+@pytest.mark.timeout(600)  # a daemon, a speech model and the simulated home: 2-3 min on a loaded machine
 def test_hey_jarvis_through_the_virtual_microphone_switches_the_light_in_the_daemon(
     clips: Clips, sim_url: str, tmp_path: Path, cli_env: dict[str, str]
 ) -> None:
@@ -241,6 +255,7 @@ def test_hey_jarvis_through_the_virtual_microphone_switches_the_light_in_the_dae
         "HOMEASSIST_AUDIO__OUTPUT": "none",
         "HOMEASSIST_AUDIO__WAV_DIR": str(replies),
         "HOMEASSIST_ZWAVE__URL": sim_url,
+        "HOMEASSIST_STT__TIME_LIMIT_S": str(STT_TIME_LIMIT_S),
     }
     log = (tmp_path / "daemon.log").open("w")
     daemon = subprocess.Popen(
