@@ -270,17 +270,17 @@ class SttSettings(Section):
         "hotwords, as a short initial prompt, or off",
     )
     time_limit_s: float = setting(
-        3.0, "the longest one utterance may take to transcribe; past it, it is not understood", gt=0, le=60
+        6.0, "the longest one utterance may take to transcribe; past it, it is not understood", gt=0, le=60
     )
     min_confidence: float = setting(
-        0.0,
+        0.5,
         "a spoken request heard with less confidence than this is not acted on or searched "
         '("Sorry, I didn\'t catch that.")',
         ge=0,
         le=1,
     )
     min_command_confidence: float = setting(
-        0.0, "a spoken device command acts only when heard with at least this confidence", ge=0, le=1
+        0.6, "a spoken device command acts only when heard with at least this confidence", ge=0, le=1
     )
 
 

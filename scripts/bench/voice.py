@@ -24,6 +24,15 @@ Targets: end of speech -> action p50 <= 1.2 s with tiny.en (stretch 0.8 s); idle
 one core; daemon RSS after a command <= 400 MB (its peak, VmHWM, is shown beside it).
 
 Run: ``scripts/bench/voice [--quick] [--json PATH]`` (a full run takes about four minutes).
+
+``--stt-quality`` (issue 18) measures recognition instead, per model: word error rate and device-name
+accuracy on espeak-ng commands for this home, clean and with the kitchen recording
+(/work/shared/voice/noise/kitchen.wav) mixed in at 20, 10 and 5 dB SNR, "before" (faster-whisper's
+temperature fallback, no biasing, one thread) against "after" with each biasing (off, hotwords,
+prompt); ten runs of one clip (distinct texts: determinism); per-utterance time; and the confidence of
+right and wrong transcripts and of gibberish and noise, from which ``[stt] min_confidence`` and
+``min_command_confidence`` are chosen. There are no real recorded commands (/work/shared/voice has
+wake words and noise only): every command here is synthesized.
 """
 
 from __future__ import annotations
@@ -630,6 +639,285 @@ async def bench(quick: bool) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------------------------
+# 5. Recognition quality (issue 18): biasing, determinism, confidence
+
+NOISE_WAV = Path("/work/shared/voice/noise/kitchen.wav")
+SNRS: tuple[float | None, ...] = (None, 20.0, 10.0, 5.0)  # None: clean
+#: Commands to this home, each with the words that must be heard for the command to be right.
+QUALITY_COMMANDS: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = (
+    ("turn on the porch light", (("porch",), ("light",), ("on",))),
+    ("turn off the porch light", (("porch",), ("light",), ("off",))),
+    ("set the thermostat to twenty two degrees", (("thermostat",), ("22", "twenty two"))),
+    ("turn on the kitchen light", (("kitchen",), ("light",), ("on",))),
+    ("lock the front door", (("lock",), ("front door",))),
+    ("set the living room lamp to forty percent", (("living room",), ("lamp",), ("40", "forty"))),
+    ("open the bedroom blinds", (("open",), ("bedroom",), ("blind", "blinds"))),
+    ("turn on the coffee maker", (("coffee maker",), ("on",))),
+    ("turn off the bedroom lamp", (("bedroom",), ("lamp",), ("off",))),
+    ("unlock the front door", (("unlock",), ("front door",))),
+    ("what time is it", (("what time",),)),
+    ("set a timer for five minutes", (("timer",), ("five", "5"), ("minute", "minutes"))),
+)
+#: Speech that is no request: it must not act or search.
+GIBBERISH = (
+    "a dollar which turn off the power to life",
+    "blorp fendi vask morrow tillen",
+    "the quick brown umbrella swims under purple mathematics",
+)
+_NUMBERS = {"5": "five", "22": "twenty two", "40": "forty", "20": "twenty", "21": "twenty one"}
+BEFORE = {"bias": "off", "fallback": True, "threads": max(1, (os.cpu_count() or 2) - 1)}
+
+
+def mix(speech: Samples, noise: Samples, snr_db: float | None, seed: int) -> Samples:
+    """``speech`` with 0.3 s before and after, with ``noise`` (a seeded stretch of it) at ``snr_db``."""
+    padded = np.concatenate([np.zeros(int(PAD_S * SAMPLE_RATE)), speech, np.zeros(int(PAD_S * SAMPLE_RATE))])
+    if snr_db is None:
+        return compose(padded.astype(np.int16), seed=seed)
+    start = np.random.default_rng(seed).integers(0, len(noise) - len(padded))
+    piece = noise[start : start + len(padded)].astype(np.float64)
+    speech_rms = float(np.sqrt(np.mean(speech.astype(np.float64) ** 2)))
+    noise_rms = float(np.sqrt(np.mean(piece**2))) or 1.0
+    mixed = padded + piece * speech_rms / noise_rms / 10 ** (snr_db / 20)
+    return np.clip(np.round(mixed), -32768, 32767).astype(np.int16)
+
+
+def word_errors(reference: str, heard: str) -> tuple[int, int]:
+    """(edits, reference words) of the word-level Levenshtein distance, numbers spelled out."""
+    ref = normalise(reference).split()
+    hyp = [w for token in normalise(heard).split() for w in _NUMBERS.get(token, token).split()]
+    row = list(range(len(hyp) + 1))
+    for i, r in enumerate(ref, 1):
+        prev, row[0] = row[0], i
+        for j, h in enumerate(hyp, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (r != h))
+    return row[-1], len(ref)
+
+
+def decode_before(transcriber: BackgroundTranscriber, audio: Samples) -> tuple[str, float, float]:
+    """The decoding as it was before issue 18 (faster-whisper's temperature fallback, no biasing)."""
+    start = time.perf_counter()
+    segments, _ = transcriber._model.transcribe(
+        audio.astype(np.float32) / 32768.0,
+        language="en",
+        beam_size=1,
+        vad_filter=True,
+        condition_on_previous_text=False,
+        without_timestamps=True,
+    )
+    kept = [s for s in segments if s.no_speech_prob <= 0.6 and s.avg_logprob >= -1.0]
+    text = " ".join(s.text.strip() for s in kept).strip()
+    return text, stt_confidence(kept), (time.perf_counter() - start) * 1000
+
+
+def stt_confidence(segments: list[Any]) -> float:
+    from homeassist.audio.stt import segment_confidence
+
+    return segment_confidence(segments)
+
+
+async def bench_quality(model: str, state: Path, speech: dict[str, Samples], quick: bool) -> dict[str, Any]:
+    noise = await asyncio.to_thread(lambda: read_wav(NOISE_WAV) if NOISE_WAV.exists() else None)
+    snrs = SNRS if noise is not None else (None,)
+    home = DEFAULT_HOME_VIEW
+    configs: list[tuple[str, dict[str, Any]]] = [("before", BEFORE)]
+    configs += [
+        (f"after/{b}", {"bias": b, "fallback": False, "threads": 0}) for b in ("off", "hotwords", "prompt")
+    ]
+    if quick or model != MODELS[0]:  # the other model: before against the chosen biasing only
+        configs = [configs[0], configs[3]]
+    rows: list[dict[str, Any]] = []
+    samples: list[dict[str, Any]] = []
+    loaded: dict[int, BackgroundTranscriber] = {}
+    for name, config in configs:
+        threads = config["threads"] or (os.cpu_count() or 1)
+        if threads not in loaded:
+            loaded[threads] = BackgroundTranscriber(
+                SttSettings(model=model), language="en", state_dir=state, threads=threads
+            )
+            await loaded[threads].load()
+        base = loaded[threads]
+        transcriber = BackgroundTranscriber(
+            SttSettings(model=model, bias=config["bias"], time_limit_s=30.0),
+            language="en",
+            state_dir=state,
+            home=lambda: home,
+        )
+        transcriber._model = base._model
+        for snr in snrs:
+            edits = words_total = right = 0
+            ms: list[float] = []
+            for number, (text, keys) in enumerate(QUALITY_COMMANDS):
+                audio = mix(speech[text], noise if noise is not None else speech, snr, seed=number)
+                if config["fallback"]:
+                    heard, confidence, elapsed = await asyncio.to_thread(decode_before, transcriber, audio)
+                else:
+                    transcript = await transcriber.transcribe(audio)
+                    heard, confidence, elapsed = (
+                        transcript.text,
+                        transcript.confidence,
+                        transcript.timings_ms["stt"],
+                    )
+                e, n = word_errors(text, heard)
+                ok = has_key_words(heard, keys)
+                edits, words_total, right, _ = edits + e, words_total + n, right + ok, ms.append(elapsed)
+                samples.append(
+                    {
+                        "config": name,
+                        "snr": snr,
+                        "text": text,
+                        "heard": heard,
+                        "ok": ok,
+                        "confidence": round(confidence, 3),
+                        "kind": "command",
+                    }
+                )
+            rows.append(
+                {
+                    "config": name,
+                    "snr": snr,
+                    "wer": edits / words_total,
+                    "right": right,
+                    "of": len(QUALITY_COMMANDS),
+                    "ms": figures(ms),
+                }
+            )
+            print(f"{model} {rows[-1]}", file=sys.stderr, flush=True)
+        if name.startswith("after") and config["bias"] == "prompt":
+            for number, text in enumerate(GIBBERISH):
+                for snr in (None, 10.0):
+                    transcript = await transcriber.transcribe(
+                        mix(speech[text], noise if noise is not None else speech, snr, seed=50 + number)
+                    )
+                    samples.append(
+                        {
+                            "config": name,
+                            "snr": snr,
+                            "text": text,
+                            "heard": transcript.text,
+                            "ok": False,
+                            "confidence": transcript.confidence,
+                            "kind": "gibberish",
+                        }
+                    )
+            if noise is not None:
+                for seed in range(6):
+                    start = seed * 3 * SAMPLE_RATE
+                    transcript = await transcriber.transcribe(noise[start : start + 2 * SAMPLE_RATE])
+                    samples.append(
+                        {
+                            "config": name,
+                            "snr": None,
+                            "text": "(kitchen noise)",
+                            "heard": transcript.text,
+                            "ok": False,
+                            "confidence": transcript.confidence,
+                            "kind": "noise",
+                        }
+                    )
+    after = next(t for t in loaded.values())
+    determinism: dict[str, Any] = {}
+    for name, config in (configs[0], configs[-1]):
+        clip = mix(
+            speech["set the thermostat to twenty two degrees"], noise if noise is not None else speech, 5.0, 7
+        )
+        texts: list[str] = []
+        for _ in range(10):
+            if config["fallback"]:
+                texts.append((await asyncio.to_thread(decode_before, after, clip))[0])
+            else:
+                transcriber = BackgroundTranscriber(
+                    SttSettings(model=model, bias=config["bias"]),
+                    language="en",
+                    state_dir=state,
+                    home=lambda: home,
+                )
+                transcriber._model = after._model
+                texts.append((await transcriber.transcribe(clip)).text)
+        determinism[name] = sorted(set(texts))
+    for transcriber in loaded.values():
+        await transcriber.aclose()
+    return {"model": model, "rows": rows, "samples": samples, "determinism": determinism}
+
+
+def read_wav(path: Path) -> Samples:
+    import wave
+
+    with wave.open(str(path)) as handle:
+        return np.frombuffer(handle.readframes(handle.getnframes()), dtype=np.int16).copy()
+
+
+DEFAULT_HOME_VIEW: dict[str, Any] = {}
+
+
+async def bench_stt_quality(quick: bool, only: str | None = None) -> dict[str, Any]:
+    nodes = json.loads(DEFAULT_HOME.read_text(encoding="utf-8"))["nodes"]
+    DEFAULT_HOME_VIEW["devices"] = [{"name": n["name"], "area": n["location"]} for n in nodes]
+    with tempfile.TemporaryDirectory(prefix="bench-stt-") as name:
+        tmp = Path(name)
+        texts = [t for t, _ in QUALITY_COMMANDS] + list(GIBBERISH)
+        speech = {t: await asyncio.to_thread(synthesize, t, tmp / "speech") for t in texts}
+        models = [m for m in MODELS if only in (None, m)]
+        return {
+            "quick": quick,
+            "cpus": os.cpu_count(),
+            "quality": [await bench_quality(m, tmp / "state", speech, quick) for m in models],
+        }
+
+
+def print_quality(result: dict[str, Any]) -> None:
+    print(f"Speech recognition on {result['cpus']} CPUs; espeak-ng commands, kitchen noise mixed in")
+    for q in result["quality"]:
+        print(f"\n{q['model']}: word error rate, commands right (key words), ms per utterance p50/p95")
+        table(
+            ["config", "SNR", "WER", "right", "p50 ms", "p95 ms"],
+            [
+                [
+                    r["config"],
+                    "clean" if r["snr"] is None else f"{r['snr']:g} dB",
+                    f"{r['wer']:.2f}",
+                    f"{r['right']}/{r['of']}",
+                    f0(r["ms"]["p50"]),
+                    f0(r["ms"]["p95"]),
+                ]
+                for r in q["rows"]
+            ],
+            left=2,
+        )
+        for name, texts in q["determinism"].items():
+            print(f"ten runs of one clip (5 dB), {name}: {len(texts)} distinct text(s): {texts}")
+        print("confidence: right, wrong, gibberish, noise (min / p10 / p50 / max)")
+        for label, pick in (
+            ("right", lambda x: x["kind"] == "command" and x["ok"]),
+            ("wrong", lambda x: x["kind"] == "command" and not x["ok"] and x["heard"]),
+            ("gibberish", lambda x: x["kind"] == "gibberish" and x["heard"]),
+            ("noise", lambda x: x["kind"] == "noise" and x["heard"]),
+        ):
+            values = sorted(x["confidence"] for x in q["samples"] if x["config"] != "before" and pick(x))
+            if values:
+                p10 = values[len(values) // 10]
+                print(
+                    f"  {label:10} n={len(values):3}  {values[0]:.2f} / {p10:.2f} / "
+                    f"{statistics.median(values):.2f} / {values[-1]:.2f}"
+                )
+        chosen = [x for x in q["samples"] if x["config"] == "after/prompt"]
+        right = [x["confidence"] for x in chosen if x["kind"] == "command" and x["ok"]]
+        wrong = [x["confidence"] for x in chosen if x["kind"] == "command" and not x["ok"] and x["heard"]]
+        babble = [x["confidence"] for x in chosen if x["kind"] == "gibberish" and x["heard"]]
+        print("thresholds on after/prompt: right commands kept, wrong ones and gibberish refused")
+        for least in (0.4, 0.45, 0.5, 0.55, 0.6, 0.65):
+            print(
+                f"  {least:.2f}: right {sum(c >= least for c in right)}/{len(right)}, "
+                f"wrong {sum(c < least for c in wrong)}/{len(wrong)}, "
+                f"gibberish {sum(c < least for c in babble)}/{len(babble)}"
+            )
+        for x in q["samples"]:
+            if x["config"] != "before" and not x["ok"]:
+                print(
+                    f"  {x['config']:15} {x['snr']!s:5} {x['confidence']:.2f} {x['text']!r} -> {x['heard']!r}"
+                )
+
+
+# ---------------------------------------------------------------------------------------------------------
 # Printing
 
 
@@ -858,6 +1146,10 @@ def main() -> int:
         "--quick", action="store_true", help="one round, five commands, tiny.en only end to end, shorter idle"
     )
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument(
+        "--stt-quality", action="store_true", help="only recognition quality: noise, biasing, confidence"
+    )
+    parser.add_argument("--model", choices=MODELS, help="with --stt-quality: only this model")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
 
@@ -866,6 +1158,8 @@ def main() -> int:
         task = asyncio.current_task()
         assert task is not None
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+        if args.stt_quality:
+            return await bench_stt_quality(args.quick, args.model)
         return await bench(args.quick)
 
     try:
@@ -873,7 +1167,7 @@ def main() -> int:
     except (KeyboardInterrupt, asyncio.CancelledError):
         print("interrupted; child processes stopped", file=sys.stderr)
         return 130
-    print_report(result)
+    (print_quality if args.stt_quality else print_report)(result)
     if args.json:
         args.json.write_text(json.dumps(result, indent=2, default=str), encoding="utf-8")
     return 0
