@@ -17,7 +17,8 @@ audio in front of new speech. Feed the frame that carried the wake word too, or 
 ``start(look_back=True)`` (after a wake word) also runs the VAD over the last ``lookback_ms`` of audio
 already fed, so a command that began before the wake word fired (fast speech: the detector scores a
 phrase once it is over, often a few hundred ms late) keeps its first word: the utterance then starts at
-the onset found there, which is usually the wake phrase itself (the transcript's wake phrase is cut off
+the onset found there: of the command, when a pause (``_PHRASE_GAP``) followed the wake phrase; of the
+wake phrase itself in fluent fast speech, with no pause (the transcript's wake phrase is then cut off
 later, see ``homeassist.audio.wake.strip_wake_phrase``).
 
 After an Utterance or NothingHeard the endpointer is idle again until the next ``start()``. All
@@ -57,6 +58,9 @@ _GAP_S = 0.25
 #: Speech found by ``start(look_back=True)`` must go on this long past start() to be a command; speech
 #: that ends sooner was the wake phrase alone (the VAD's hangover can outlast the detector's firing).
 _AFTER_START = round(0.25 * SAMPLE_RATE)
+#: A pause this long after speech from before start() ends it: the pause after the wake phrase ("hey
+#: jarvis, ...": espeak's comma), longer than the gaps between the words of one sentence.
+_PHRASE_GAP = 5 * 512
 
 
 class VadError(HomeassistError):
@@ -281,11 +285,17 @@ class Endpointer:
                 continue
             if prob >= self.neg_threshold:
                 self._speech_end = end
+            elif (
+                self._speech_start < self._started
+                and self._speech_end - self._started < _AFTER_START
+                and end - self._speech_end >= _PHRASE_GAP
+            ):
+                # Speech from before start() that paused: the wake phrase (and what came before it).
+                # The command is what follows the pause; only in fluent fast speech, with no pause, does
+                # the command audio keep the wake phrase.
+                self._in_speech = False
+                continue
             elif end - self._speech_end >= self._trailing:
-                if self._speech_start < self._started and self._speech_end - self._started < _AFTER_START:
-                    # Only the wake phrase before start(): the command is still to come.
-                    self._in_speech = False
-                    continue
                 return self._finish(frame, "silence")
             if end - self._speech_start >= self._max:
                 self._speech_end = end
