@@ -61,6 +61,9 @@ _AFTER_START = round(0.25 * SAMPLE_RATE)
 #: A pause this long after speech from before start() ends it: the pause after the wake phrase ("hey
 #: jarvis, ...": espeak's comma), longer than the gaps between the words of one sentence.
 _PHRASE_GAP = 5 * 512
+#: ... after at least this much speech ("hey jarvis" at 200 words a minute), so that the pause after a
+#: command's first word ("set", "what") is not taken for it.
+_PHRASE_MIN = round(0.45 * SAMPLE_RATE)
 
 
 class VadError(HomeassistError):
@@ -194,6 +197,7 @@ class Endpointer:
         self._lookback = round(lookback_ms * SAMPLE_RATE / 1000)
         self._replay: npt.NDArray[np.int16] | None = None  # audio from before start() the VAD still scans
         self._started = 0  # sample index of start() itself: the no-speech timeout counts from it
+        self._phrase_pauses = 0
         self._tail = round(_TAIL_PAD_MS * SAMPLE_RATE / 1000)
         self._vad = SileroVad()
         self._history: collections.deque[npt.NDArray[np.int16]] = collections.deque()
@@ -243,6 +247,7 @@ class Endpointer:
         self._in_speech = False
         self._start = self._next_window = self._started = self._total
         self._replay = None
+        self._phrase_pauses = 1  # how many pauses may still end the wake phrase (see feed)
         back = min(self._lookback, self._history_samples) if look_back else 0
         if back:
             self._replay = np.concatenate(list(self._history))[-back:]
@@ -286,13 +291,16 @@ class Endpointer:
             if prob >= self.neg_threshold:
                 self._speech_end = end
             elif (
-                self._speech_start < self._started
+                self._phrase_pauses
+                and self._speech_start < self._started
                 and self._speech_end - self._started < _AFTER_START
+                and self._speech_end - self._speech_start >= _PHRASE_MIN
                 and end - self._speech_end >= _PHRASE_GAP
             ):
                 # Speech from before start() that paused: the wake phrase (and what came before it).
-                # The command is what follows the pause; only in fluent fast speech, with no pause, does
-                # the command audio keep the wake phrase.
+                # The command is what follows the first such pause; only in fluent fast speech, with no
+                # pause, does the command audio keep the wake phrase.
+                self._phrase_pauses = 0
                 self._in_speech = False
                 continue
             elif end - self._speech_end >= self._trailing:
