@@ -248,9 +248,12 @@ def main() -> int:
                 phrase = synth("hey jarvis,", voice, speed)
                 alone[speed].append(scorer(padded(phrase, rng))[:, jarvis_i])
                 command = COMMANDS[n % len(COMMANDS)]
-                audio = padded(synth(f"hey jarvis, {command}", voice, speed), rng)
+                spoken = synth(f"hey jarvis, {command}", voice, speed)
+                audio = padded(spoken, rng)
                 with_command[speed].append(scorer(audio)[:, jarvis_i])
-                command_clips[speed].append((audio, round(1.0 * SAMPLE_RATE) + len(phrase)))
+                # where the command begins: its own length back from the end (the comma's pause before it)
+                onset = round(1.0 * SAMPLE_RATE) + len(spoken) - len(synth(command, voice, speed))
+                command_clips[speed].append((audio, onset))
         log("synthesized hey jarvis scored")
 
         # 5. near misses
