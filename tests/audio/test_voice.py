@@ -354,7 +354,7 @@ async def test_stop_after_the_wake_word_cuts_a_reply_short(
     loop = VoiceLoop(
         HeldSource(
             compose(0.5, clips.wake_command, 1.5, seed=13),
-            compose(0.2, clips.wake_phrase, 0.2, stop, 2.0, seed=16),
+            compose(1.0, clips.wake_phrase, 0.2, stop, 2.0, seed=16),  # a breath first, as people do
             reply_begun,
         ),
         wake=build_wake(SETTINGS),
@@ -365,9 +365,10 @@ async def test_stop_after_the_wake_word_cuts_a_reply_short(
     )
     await loop.run()
     await speaker.wait_idle(60)
-    assert len(asked) == 1 and "kitchen light" in asked[0].lower()
-    assert [s.text for s in speaker.spoken] == ["Once upon a time."]
-    assert "stopped" in loop.heard[-1].events and "cancelled" in loop.heard[0].events
+    heard = [(h.transcript.text, h.events) for h in loop.heard]
+    assert len(asked) == 1 and "kitchen light" in asked[0].lower(), heard
+    assert [s.text for s in speaker.spoken] == ["Once upon a time."], heard
+    assert "stopped" in loop.heard[-1].events and "cancelled" in loop.heard[0].events, heard
 
 
 async def test_always_listening_acts_on_speech_and_stays_quiet_in_silence(
