@@ -68,7 +68,8 @@ def synthesize(text: str, directory: Path) -> Samples:
     raw, out = directory / "espeak.wav", directory / "speech.wav"
     subprocess.run(["espeak-ng", "-w", str(raw), text], check=True)
     trim = ["silence", "1", "0.01", "0.1%", "reverse", "silence", "1", "0.01", "0.1%", "reverse"]
-    subprocess.run(["sox", str(raw), "-r", "16000", "-c", "1", "-b", "16", str(out), *trim], check=True)
+    # -D: no dither (sox's default dither is random), so the same text is the same samples every run.
+    subprocess.run(["sox", "-D", str(raw), "-r", "16000", "-c", "1", "-b", "16", str(out), *trim], check=True)
     return read_pcm16(out)
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from homeassist.audio.stt import MAX_TOKENS, BackgroundTranscriber, bias_text, home_phrases
 from homeassist.config.settings import SttSettings
-from tests.audio.conftest import compose, synthesize
+from tests.audio.conftest import STT_TIME_LIMIT_S, compose, synthesize
 
 HOME: dict[str, Any] = {
     "devices": [
@@ -128,8 +128,11 @@ async def test_an_utterance_past_the_time_limit_is_not_understood(tmp_path: Path
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackgroundTranscriber]:
+    # A loaded machine transcribes slowly: the time limit is not what these tests are about.
     stt = BackgroundTranscriber(
-        SttSettings(bias="prompt"), language="en", state_dir=tmp_path_factory.mktemp("stt")
+        SttSettings(bias="prompt", time_limit_s=STT_TIME_LIMIT_S),
+        language="en",
+        state_dir=tmp_path_factory.mktemp("stt"),
     )
     stt.home = lambda: HOME
     stt.transcribe_blocking(np.zeros(1600, dtype=np.int16))  # loads the model once
