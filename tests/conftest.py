@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import logging
 import os
 import select
 import shutil
@@ -114,6 +115,19 @@ async def wait_until_async(
         if time.monotonic() >= deadline:
             pytest.fail(_failure(timeout_s, what))
         await asyncio.sleep(POLL_S)
+
+
+@pytest.fixture
+def restore_root_logging() -> Iterator[None]:
+    """The root logger's handlers and level as they were: for tests that set logging up."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    for handler in list(root.handlers):
+        if handler not in handlers:
+            root.removeHandler(handler)
+            handler.close()
+    root.setLevel(level)
 
 
 @pytest.fixture

@@ -37,16 +37,7 @@ def open_umask(request: pytest.FixtureRequest) -> Iterator[int]:
         os.umask(previous)
 
 
-@pytest.fixture(autouse=True)
-def _restore_root() -> Iterator[None]:
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    for handler in list(root.handlers):
-        if handler not in handlers:
-            root.removeHandler(handler)
-            handler.close()
-    root.setLevel(level)
+pytestmark = pytest.mark.usefixtures("restore_root_logging")
 
 
 def test_private_dir_and_file_are_made_and_narrowed(tmp_path: Path, open_umask: int) -> None:

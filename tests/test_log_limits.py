@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import logging
-from collections.abc import Iterator
 
 import pytest
 
@@ -41,16 +40,7 @@ def limited() -> tuple[logging.Logger, Collect, Clock]:
     return logger, handler, clock
 
 
-@pytest.fixture(autouse=True)
-def _restore_root() -> Iterator[None]:
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    for handler in list(root.handlers):
-        if handler not in handlers:
-            root.removeHandler(handler)
-            handler.close()
-    root.setLevel(level)
+pytestmark = pytest.mark.usefixtures("restore_root_logging")
 
 
 def test_a_repeating_line_gets_through_a_few_times_then_one_notice(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,17 +13,7 @@ from homeassist.config.settings import LoggingSettings
 from homeassist.errors import ConfigError
 from homeassist.logs import setup_logging
 
-
-@pytest.fixture(autouse=True)
-def _restore_root() -> Iterator[None]:
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    for handler in list(root.handlers):
-        if handler not in handlers:
-            root.removeHandler(handler)
-            handler.close()
-    root.setLevel(level)
+pytestmark = pytest.mark.usefixtures("restore_root_logging")
 
 
 def test_json_lines_carry_structured_fields(tmp_path: Path) -> None:

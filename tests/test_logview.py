@@ -46,16 +46,7 @@ ANSI = re.compile(r"\x1b\[\d+m")
 WAIT_S = 2.0
 
 
-@pytest.fixture(autouse=True)
-def _restore_root() -> Iterator[None]:
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    for handler in list(root.handlers):
-        if handler not in handlers:
-            root.removeHandler(handler)
-            handler.close()
-    root.setLevel(level)
+pytestmark = pytest.mark.usefixtures("restore_root_logging")
 
 
 def make_reply(
