@@ -44,6 +44,7 @@ from typing import Any
 
 from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.schedulers.base import STATE_STOPPED
 
 from homeassist.errors import HomeassistError
 from homeassist.scheduler.store import (
@@ -83,6 +84,18 @@ RETRY_S = (1.0, 2.0, 5.0, 10.0, 30.0)
 #: However soon a part says it is up, tries are at least this far apart (a part that flaps).
 MIN_RETRY_S = 0.5
 _active: Scheduler | None = None
+
+
+class _AsyncIOScheduler(AsyncIOScheduler):  # type: ignore[misc]  # APScheduler has no type information
+    """APScheduler's asyncio scheduler, doing nothing once shut down: ``add_job`` queues a wakeup on
+    the loop, and one that runs after ``shutdown`` would read the closed job store (a traceback in the
+    log, or an error against a file that has since been moved aside)."""
+
+    def _process_jobs(self) -> float | None:
+        if self.state == STATE_STOPPED:
+            return None
+        result: float | None = super()._process_jobs()
+        return result
 
 
 class NotReadyError(SchedulerError):
@@ -153,7 +166,7 @@ class Scheduler:
         try:
             loss = await asyncio.to_thread(self._open)
             interrupted = await asyncio.to_thread(self._interrupted_at_start)
-            aps = AsyncIOScheduler(
+            aps = _AsyncIOScheduler(
                 jobstores={"default": SQLAlchemyJobStore(url=f"sqlite:///{self.path}")},
                 # No grace of APScheduler's (it would be stored with each job): fire() applies the one
                 # configured now.
@@ -195,8 +208,14 @@ class Scheduler:
     async def stop(self) -> None:
         global _active
         if self._aps is not None:
-            self._aps.shutdown(wait=False)
-            self._aps = None
+            aps, self._aps = self._aps, None
+            # APScheduler's asyncio shutdown is itself queued on the loop, behind any wakeup that
+            # ``add_job`` queued: let them run now, so that nothing reads the job file after stop().
+            aps.shutdown(wait=False)
+            for _ in range(100):
+                if aps.state == STATE_STOPPED:
+                    break
+                await asyncio.sleep(0)
             self._stopped = True
         if _active is self:
             _active = None

@@ -14,6 +14,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
+from apscheduler.schedulers.base import STATE_STOPPED
 
 from homeassist.scheduler.service import (
     Job,
@@ -363,3 +364,28 @@ async def test_a_damaged_job_file_is_set_aside_reported_and_replaced(
     tick = second.add("timer", datetime.now(UTC) + timedelta(seconds=1), "tick")
     await recorder.wait()
     assert [j.id for j, _ in recorder.fired] == [tick.id]
+
+
+async def test_a_wakeup_queued_before_stop_does_not_touch_the_job_file_after_it(
+    make: Callable[..., Scheduler], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    scheduler = make(Recorder())
+    await scheduler.start()
+    scheduler.add("timer", datetime.now(UTC) + timedelta(hours=1), "tea")
+    aps = scheduler._aps
+    assert aps is not None
+    await scheduler.stop()
+    assert aps.state == STATE_STOPPED  # stopped when stop() returns, not later on the loop
+    # The file goes away (set aside after damage, deleted); in its place a directory, which SQLite
+    # cannot open: any access after the stop would fail.
+    replace_with_a_directory(tmp_path / "jobs.sqlite3")
+    # What a wakeup that ``add_job`` queued on the loop does when it runs after the stop.
+    with caplog.at_level(logging.WARNING):
+        assert aps._process_jobs() is None
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
+def replace_with_a_directory(path: Path) -> None:
+    for file in path.parent.glob(f"{path.name}*"):
+        file.rename(file.with_name(f"gone-{file.name}"))
+    path.mkdir()
