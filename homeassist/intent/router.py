@@ -18,6 +18,7 @@ model answering the request gets that kind's tools too ("make the bedroom cosy":
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from dataclasses import dataclass
@@ -553,6 +554,9 @@ _AREA_SETTING = re.compile(
 )
 
 
+_LOGGER = logging.getLogger(__name__)
+#: Set once the shipped model could not be read (logged once; routing goes on by the cues).
+_model_failed = False
 #: Cue scores this close (or none reaching ``MIN_SCORE``) are unsure: the learned model has its say.
 UNSURE_MARGIN = 0.3
 #: Weight of the learned model's log-probabilities beside the cue scores.
@@ -625,6 +629,24 @@ def _best_two(scores: dict[IntentKind, float]) -> tuple[IntentKind, IntentKind]:
     return ranked[0], ranked[1]
 
 
+def _probabilities(
+    model: learned.LinearModel | None, features: dict[int, float]
+) -> dict[IntentKind, float] | None:
+    """The learned model's probabilities; None (the cues alone decide) when the shipped model cannot
+    be read, which is logged once with the fix."""
+    global _model_failed
+    if model is None:
+        if _model_failed:
+            return None
+        try:
+            model = learned.shipped()
+        except learned.RouterModelError as err:
+            _model_failed = True
+            _LOGGER.error("Routing by the hand-written cues only: %s", err)
+            return None
+    return model.scores(features)
+
+
 def route(
     norm: str,
     *,
@@ -637,14 +659,14 @@ def route(
     scores, hits = cue_scores(norm, named_device=named_device, area_named=area_named)
     kind, second = _best_two(scores)
     best = scores[kind]
+    unsure = best < MIN_SCORE or best - scores[second] < UNSURE_MARGIN
     if best < MIN_SCORE:
         # No cue is strong enough: general, unless the learned model is sure of more.
         scores = {k: (v if v >= MIN_SCORE else 0.0) for k, v in scores.items()} | {"general": MIN_SCORE}
-    probabilities = None
-    if best < MIN_SCORE or best - scores[second] < UNSURE_MARGIN:
-        model = model or learned.shipped()
-        features = learned.features(norm, hits, marks(named_device=named_device, area_named=area_named))
-        probabilities = model.scores(features)
+        kind, second = _best_two(scores)
+    features = learned.features(norm, hits, marks(named_device=named_device, area_named=area_named))
+    probabilities = _probabilities(model, features) if unsure else None
+    if probabilities is not None:
         scores = {k: v + LEARNED_WEIGHT * math.log(max(probabilities[k], 1e-6)) for k, v in scores.items()}
         kind, second = _best_two(scores)
     margin = scores[kind] - scores[second]
@@ -653,11 +675,8 @@ def route(
         # Nothing but a device noun in a sentence with no setting ("the plug they use in china", "my
         # check engine light"): unless the learned model is very sure, no claim that it is a device
         # request, and the model answering gets the device tools.
-        if probabilities is None:
-            probabilities = (model or learned.shipped()).scores(
-                learned.features(norm, hits, marks(named_device=named_device, area_named=area_named))
-            )
-        if probabilities["device"] < LONE_NOUN_SURE:
+        probabilities = probabilities or _probabilities(model, features)
+        if probabilities is None or probabilities["device"] < LONE_NOUN_SURE:
             kind, also = "general", ("device",)
     confidence = min(0.99, 0.5 + 0.5 * margin / (abs(scores[kind]) + 1.0))
     return Route(kind, round(confidence, 3), scores, tuple(hits), also, probabilities)

@@ -3,13 +3,14 @@ the learned half asked only where the cues are unsure, and candidate tiers for c
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
 
 from homeassist.intent import learned, router
 from homeassist.intent.classifier import IntentClassifier, normalize_text
-from homeassist.messages import INTENT_KINDS, Intent
+from homeassist.messages import INTENT_KINDS, Command, Intent
 
 HOME: dict[str, Any] = {
     "devices": [
@@ -139,3 +140,25 @@ def test_a_model_given_to_route_replaces_the_shipped_one() -> None:
     with learned.using(model):
         assert classify("please make it lovely").kind == "timer"
     assert classify("please make it lovely").kind != "timer"
+
+
+DAMAGED = "routing model router.bin: damaged (checksum or size); reinstall homeassist"
+
+
+def test_without_a_readable_model_the_cues_alone_route_and_say_so_once(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def damaged() -> learned.LinearModel:
+        raise learned.RouterModelError(DAMAGED)
+
+    monkeypatch.setattr(learned, "_load_shipped", damaged)
+    monkeypatch.setattr(router, "_model_failed", False)
+    with caplog.at_level(logging.ERROR, logger="homeassist.intent.router"):
+        assert classify("make the bedroom cosy", HOME).kind in INTENT_KINDS  # no cue is sure: cues only
+        assert classify("tell me a joke").kind == "general"
+        assert classify("turn on the porch light", HOME).command == Command(
+            "turn_on", {"device": "Porch Light"}
+        )
+        assert classify("hello there how are you").kind == "general"
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert errors == [f"Routing by the hand-written cues only: {DAMAGED}"]
