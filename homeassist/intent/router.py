@@ -664,8 +664,13 @@ def route(
         # No cue is strong enough: general, unless the learned model is sure of more.
         scores = {k: (v if v >= MIN_SCORE else 0.0) for k, v in scores.items()} | {"general": MIN_SCORE}
         kind, second = _best_two(scores)
-    features = learned.features(norm, hits, marks(named_device=named_device, area_named=area_named))
-    probabilities = _probabilities(model, features) if unsure else None
+
+    def ask_model() -> dict[IntentKind, float] | None:
+        found = marks(named_device=named_device, area_named=area_named)
+        return _probabilities(model, learned.features(norm, hits, found))
+
+    # The features are worked out only when the model is asked: most requests never need it.
+    probabilities = ask_model() if unsure else None
     if probabilities is not None:
         scores = {k: v + LEARNED_WEIGHT * math.log(max(probabilities[k], 1e-6)) for k, v in scores.items()}
         kind, second = _best_two(scores)
@@ -675,7 +680,7 @@ def route(
         # Nothing but a device noun in a sentence with no setting ("the plug they use in china", "my
         # check engine light"): unless the learned model is very sure, no claim that it is a device
         # request, and the model answering gets the device tools.
-        probabilities = probabilities or _probabilities(model, features)
+        probabilities = probabilities or ask_model()
         if probabilities is None or probabilities["device"] < LONE_NOUN_SURE:
             kind, also = "general", ("device",)
     confidence = min(0.99, 0.5 + 0.5 * margin / (abs(scores[kind]) + 1.0))
