@@ -21,7 +21,9 @@ the onset found there: of the command, when a pause (``_PHRASE_GAP``) followed t
 wake phrase itself in fluent fast speech, with no pause (the transcript's wake phrase is then cut off
 later, see ``homeassist.audio.wake.strip_wake_phrase``).
 
-After an Utterance or NothingHeard the endpointer is idle again until the next ``start()``. All
+:meth:`Endpointer.cut` ends the utterance in a pause shorter than the trailing silence, when the caller
+found what was said so far complete (see ``VoiceLoop``). After an Utterance or NothingHeard the
+endpointer is idle again until the next ``start()``. All
 durations are counted in audio samples, so a file fed faster than real time endpoints exactly as a
 microphone would; the event times are capture times derived from each frame's ``at``.
 
@@ -87,7 +89,8 @@ class Utterance:
     audio: npt.NDArray[np.int16]
     started_at: float  # capture time of the speech onset
     speech_end_at: float  # capture time of the end of speech, not of the trailing silence after it
-    ended_by: Literal["silence", "max_length"]
+    #: "pause": cut by the caller in a shorter pause (:meth:`Endpointer.cut`: what was said is complete).
+    ended_by: Literal["silence", "max_length", "pause"]
 
     @property
     def duration_s(self) -> float:
@@ -198,6 +201,9 @@ class Endpointer:
         self._replay: npt.NDArray[np.int16] | None = None  # audio from before start() the VAD still scans
         self._started = 0  # sample index of start() itself: the no-speech timeout counts from it
         self._phrase_pauses = 0
+        #: The utterance's audio starts no earlier than this sample: the end of the wake phrase, once a
+        #: pause after it was found (its preroll must not bring back the phrase's last syllable).
+        self._floor = 0
         self._tail = round(_TAIL_PAD_MS * SAMPLE_RATE / 1000)
         self._vad = SileroVad()
         self._history: collections.deque[npt.NDArray[np.int16]] = collections.deque()
@@ -234,10 +240,17 @@ class Endpointer:
     def snapshot(self) -> npt.NDArray[np.int16]:
         """The audio of the current utterance up to the end of speech so far (the preroll included), for
         transcribing while the endpointer still waits for the trailing silence."""
-        first = max(self._speech_start - self._preroll, self._total - self._history_samples)
+        first = max(self._speech_start - self._preroll, self._floor, self._total - self._history_samples)
         last = min(self._total, self._speech_end + self._tail)
         base = self._total - self._history_samples
         return np.concatenate(list(self._history))[first - base : last - base].copy()
+
+    def cut(self) -> Utterance:
+        """End the current utterance now, in a pause in speech: the Utterance the trailing silence would
+        have given (the caller found what was said so far complete). Between feeds only."""
+        if not (self._active and self._in_speech and self._last_at is not None):
+            raise RuntimeError("there is no utterance in a pause to cut")
+        return self._finish(self._last_at, "pause")
 
     def start(self, *, look_back: bool = False) -> None:
         """Listen for one utterance from now on; the last ``preroll_ms`` already fed may become part of it.
@@ -247,6 +260,7 @@ class Endpointer:
         self._in_speech = False
         self._start = self._next_window = self._started = self._total
         self._replay = None
+        self._floor = 0
         self._phrase_pauses = 1  # how many pauses may still end the wake phrase (see feed)
         back = min(self._lookback, self._history_samples) if look_back else 0
         if back:
@@ -284,7 +298,7 @@ class Endpointer:
                 if prob >= self.threshold:
                     self._in_speech = True
                     self._speech_start, self._speech_end = start, end
-                    self._speech_start_at = self._time(frame, start)
+                    self._speech_start_at = self._time(frame.at, start)
                     event = SpeechStarted(self._speech_start_at)
                     _LOGGER.debug("Speech started (p=%.2f)", prob)
                 continue
@@ -302,12 +316,13 @@ class Endpointer:
                 # pause, does the command audio keep the wake phrase.
                 self._phrase_pauses = 0
                 self._in_speech = False
+                self._floor = self._speech_end
                 continue
             elif end - self._speech_end >= self._trailing:
-                return self._finish(frame, "silence")
+                return self._finish(frame.at, "silence")
             if end - self._speech_start >= self._max:
                 self._speech_end = end
-                return self._finish(frame, "max_length")
+                return self._finish(frame.at, "max_length")
         if not self._in_speech:
             if self._total - self._started >= self._timeout:
                 self._active = False
@@ -316,12 +331,12 @@ class Endpointer:
             self._trim()
         return event
 
-    def _time(self, frame: AudioFrame, index: int) -> float:
-        """The capture time of sample boundary ``index`` (frame.at is the end of its last sample)."""
-        return frame.at - (self._total - index) / SAMPLE_RATE
+    def _time(self, at: float, index: int) -> float:
+        """The capture time of sample boundary ``index``; ``at``: that of the end of the last frame fed."""
+        return at - (self._total - index) / SAMPLE_RATE
 
-    def _finish(self, frame: AudioFrame, ended_by: Literal["silence", "max_length"]) -> Utterance:
-        first = max(self._speech_start - self._preroll, self._total - self._history_samples)
+    def _finish(self, at: float, ended_by: Literal["silence", "max_length", "pause"]) -> Utterance:
+        first = max(self._speech_start - self._preroll, self._floor, self._total - self._history_samples)
         last = (
             self._speech_end if ended_by == "max_length" else min(self._total, self._speech_end + self._tail)
         )
@@ -330,7 +345,7 @@ class Endpointer:
         utterance = Utterance(
             audio=audio[first - base : last - base].copy(),
             started_at=self._speech_start_at,
-            speech_end_at=self._time(frame, self._speech_end),
+            speech_end_at=self._time(at, self._speech_end),
             ended_by=ended_by,
         )
         _LOGGER.debug("Utterance of %.2f s ended by %s", utterance.duration_s, ended_by)

@@ -7,6 +7,13 @@ itself), and the wake word detector is reset afterwards. After a wake word a sho
 endpointer waits for speech; "nothing heard" gets a short spoken prompt. "stop" or "cancel" said after
 the wake word cuts a reply short. With ``[wake] words = []`` every utterance is a command.
 
+Acting at the first pause: a pause of ``act_after_s`` in speech starts transcribing what was said so
+far, while the endpointer still waits for the full trailing silence. When that transcript is ready, the
+speaker is still silent, and ``complete`` finds it a finished command (the daemon: a confident command
+to one named device), the utterance ends there and the command acts: end of speech to action is then
+the pause plus the transcription, not the trailing silence. Otherwise the transcript waits, and is
+used when the trailing silence comes with no more speech (``speculations_used``).
+
 Counters tell liveness apart from hearing: ``frames`` counts what the source delivered (the microphone
 is alive), ``processed`` what reached the wake word and the endpointer (the loop can hear), and the
 drops are counted by why. A speaker stuck past its bound (see ``Speaker.problem``) no longer mutes
@@ -23,6 +30,7 @@ import contextlib
 import dataclasses
 import logging
 import re
+import threading
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -45,8 +53,9 @@ NOT_UNDERSTOOD = "Sorry, I didn't catch that."
 _STOP = re.compile(r"^\W*(stop|cancel|never ?mind|be quiet|quiet|shut up|enough)\W*$", re.IGNORECASE)
 #: Audio after the speaker stops that may still hold its echo; dropped like the playback itself.
 ECHO_TAIL_S = 0.25
-#: A pause this long in speech starts transcribing what was said so far, while the endpointer still
-#: waits for the full trailing silence; when the speech does not go on, that transcript is used.
+#: Without acting at the first pause: a pause this long in speech starts transcribing what was said so
+#: far, while the endpointer still waits for the full trailing silence; when the speech does not go on,
+#: that transcript is used.
 SPECULATE_AFTER_S = 0.2
 #: How many handled commands ``VoiceLoop.heard`` keeps (the oldest go first).
 HEARD_KEPT = 50
@@ -75,6 +84,7 @@ class VoiceLoop:
         speaker: Speaker,
         handle: Callable[[str, Callable[[str], Awaitable[None]]], Awaitable[Reply]],
         keep_text: bool = True,
+        act_after_s: float = 0.0,
     ) -> None:
         self.source = source
         self.wake = wake
@@ -104,6 +114,16 @@ class VoiceLoop:
         self._speculation: tuple[int, asyncio.Task[Transcript]] | None = None
         self._last_end = -1
         self.speculations_used = 0
+        #: A pause this long is transcribed at once, and a ``complete`` transcript acts then (0: off).
+        self.act_after_s = act_after_s
+        #: Whether a transcript made in a pause is a finished command that may act before the trailing
+        #: silence (the daemon: the Assistant's ``acts_at_pause``). None: always wait for the silence.
+        self.complete: Callable[[Transcript], bool] | None = None
+        #: Utterances that ended at a pause because their transcript was complete.
+        self.early_acts = 0
+        # The endpointer and wake word run in a worker thread (_detect); ending an utterance from the
+        # event loop (_speculated) must not interleave with a frame being fed.
+        self._detecting = threading.Lock()
         #: Muted (``homeassist mute``): frames are read and dropped, nothing is heard.
         self.paused = False
         #: Called when "stop" is heard (the daemon dismisses a ringing timer).
@@ -169,29 +189,69 @@ class VoiceLoop:
     def _detect(
         self, frame: AudioFrame
     ) -> tuple[str | None, Event | None, tuple[int, npt.NDArray[np.int16]] | None]:
-        # Every frame reaches the endpointer (it keeps the pre-roll while idle), before the wake word:
-        # the command often starts while the wake word is still being scored.
-        event = self.endpointer.feed(frame)
-        word = self.wake.process(frame) if not self._listening else None
-        early = None
-        end = self.endpointer.speech_end_index
-        if (
-            self._listening
-            and self.endpointer.in_speech
-            and self.endpointer.pause_s >= SPECULATE_AFTER_S
-            and (self._speculation is None or self._speculation[0] != end)
-        ):
-            early = (end, self.endpointer.snapshot())
-        if isinstance(event, Utterance):
-            self._last_end = end
-        return word, event, early
+        with self._detecting:
+            # Every frame reaches the endpointer (it keeps the pre-roll while idle), before the wake
+            # word: the command often starts while the wake word is still being scored.
+            event = self.endpointer.feed(frame)
+            word = self.wake.process(frame) if not self._listening else None
+            early = None
+            end = self.endpointer.speech_end_index
+            if (
+                self._listening
+                and self.endpointer.in_speech
+                and self.endpointer.pause_s >= self._speculate_after_s
+                and (self._speculation is None or self._speculation[0] != end)
+            ):
+                early = (end, self.endpointer.snapshot())
+            if isinstance(event, Utterance):
+                self._last_end = end
+            return word, event, early
+
+    @property
+    def _speculate_after_s(self) -> float:
+        return self.act_after_s if self.act_after_s > 0 and self.complete is not None else SPECULATE_AFTER_S
 
     def _speculate(self, end: int, audio: npt.NDArray[np.int16]) -> None:
         """Transcribe what was said so far in the background (the transcriber's worker)."""
+        if not (self._listening and self.endpointer.active):
+            return  # the utterance ended while this frame was fed (see _speculated)
         if self._speculation is not None:
             self._speculation[1].cancel()  # the speech went on: that transcript is stale
         task = asyncio.get_running_loop().create_task(self.transcriber.transcribe(audio))
         self._speculation = (end, task)
+        if self.act_after_s > 0 and self.complete is not None:
+            task.add_done_callback(lambda done: self._speculated(end, done))
+
+    def _speculated(self, end: int, task: asyncio.Task[Transcript]) -> None:
+        """A transcript of the speech up to a pause is ready: when the speaker is still in that pause and
+        ``complete`` finds it a finished command, the utterance ends now and the command is answered."""
+        if task.cancelled() or task.exception() is not None or self.complete is None:
+            return
+        if self._speculation is None or self._speculation[1] is not task:
+            return
+        transcript = self._without_wake_phrase(task.result())
+        with self._detecting:
+            endpointer = self.endpointer
+            if not (
+                self._listening
+                and endpointer.active
+                and endpointer.in_speech
+                and endpointer.speech_end_index == end
+            ):
+                return  # the speech went on, or the trailing silence already ended the utterance
+            try:
+                finished = transcript.text != "" and self.complete(transcript)
+            except Exception:
+                _LOGGER.exception("Could not tell whether a command was complete")
+                return
+            if not finished:
+                return
+            _LOGGER.debug("A complete command: acting at a pause of %.2f s", endpointer.pause_s)
+            utterance = endpointer.cut()
+            self._speculation = None
+            self.early_acts += 1
+            self._queue.put_nowait((utterance.audio, utterance.speech_end_at, task))
+            self._done_listening()
 
     def _act(self, word: str | None, event: Event | None) -> None:
         if word is not None:

@@ -8,9 +8,17 @@ filler ("you", "thank you", "uh"). The Transcript carries its timings and a conf
 
 Decoding is deterministic and bounded: temperature 0 only (faster-whisper's default falls back to
 sampling at 0.2 ... 1.0 when a window looks unsure, which made one clip give text on one run and
-nothing after 4-8 s on the next), no timestamps, at most ``MAX_TOKENS`` tokens, and
-``[stt] time_limit_s`` per utterance (past it the utterance counts as not understood). The same audio
-gives the same text.
+nothing after 4-8 s on the next), no timestamps, at most ``MAX_TOKENS`` tokens (fewer for short audio:
+see ``max_tokens``), and ``[stt] time_limit_s`` per utterance (past it the utterance counts as not
+understood). The same audio gives the same text.
+
+The window: whisper's encoder was trained on 30-second windows, and faster-whisper pads every
+utterance to one, so a two-second command costs as much as thirty seconds of speech (tiny.en on two
+cores: ~0.36 s of encoder, most of the ~0.45 s per command). An utterance up to 30 s is decoded here
+with CTranslate2 directly on a window of ``[stt] window_s`` (or the audio's own length if longer):
+measured with ``scripts/bench/voice.py --stt-quality``, 20 s keeps tiny.en's accuracy at half the time,
+while 10 s lost words and looped ("turn off the boat's light, turn off the boat's light, ..."). Longer
+audio (a file) goes through faster-whisper's own 30-second chunking.
 
 Biasing (``[stt] bias``): the home's device names, rooms and aliases, the command verbs and numbers go
 to whisper as ``hotwords`` or as a short ``initial_prompt``. ``home`` is a callable (the device
@@ -29,8 +37,9 @@ import math
 import os
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +62,8 @@ _FILLER = re.compile(
 
 #: Decoding stops after this many tokens: a spoken command is far shorter, a runaway loop is not.
 MAX_TOKENS = 64
+#: Whisper's own window, in feature frames (10 ms each): 30 s.
+WHISPER_FRAMES = 3000
 #: The command words and numbers given to whisper beside the home's names (what people say to it).
 COMMAND_VOCABULARY = (
     "turn on, turn off, switch, set, dim, brighten, open, close, lock, unlock, percent, degrees, "
@@ -76,17 +87,28 @@ def home_phrases(home: Home | None) -> list[str]:
     return [p for p in seen if p]
 
 
-def bias_text(home: Home | None, mode: str) -> str:
+def bias_text(home: Home | None, mode: str, wake_phrases: Sequence[str] = ()) -> str:
     """What biases whisper toward this home: for ``hotwords`` a plain list of the names and command
-    words, for ``prompt`` a short sentence-like prompt that reads like a previous command."""
+    words, for ``prompt`` a short sentence-like prompt that reads like a previous command.
+
+    The wake phrases ("Hey Jarvis") come first: after a wake word the audio often begins with the
+    phrase itself (see ``Endpointer.start``), and tiny.en, not told of it, heard "Hang on, this, turn on
+    the porch light" for half of the commands said after it; told of it, every one, which
+    ``strip_wake_phrase`` then cuts off (word error rate after it 0.35 -> 0.08 clean, 0.34 -> 0.17 at
+    10 dB on 51 "hey jarvis, <command>" clips; unchanged on commands said without it:
+    ``scripts/bench/voice.py --stt-quality``)."""
     names = home_phrases(home)
-    if mode == "off" or (not names and mode == "prompt"):
+    if mode == "off" or (not names and not wake_phrases and mode == "prompt"):
         return ""
     if mode == "hotwords":
-        return ", ".join([*names, COMMAND_VOCABULARY])
+        return ", ".join([*wake_phrases, *names, COMMAND_VOCABULARY])
+    wake = "".join(f"{phrase}. " for phrase in wake_phrases)
+    if not names:
+        return wake.strip()
     # No example command with a value: "Set it to 20 degrees." in the prompt made "set a timer for
     # five minutes" come out as "Set it to 25 minutes." (scripts/bench/voice.py --stt-quality).
-    return f"Home devices: {', '.join(names)}. Turn on, turn off, set, open, close, lock or unlock them."
+    devices = f"Home devices: {', '.join(names)}."
+    return f"{wake}{devices} Turn on, turn off, set, open, close, lock or unlock them."
 
 
 def _home_key(home: Home | None) -> str:
@@ -104,6 +126,7 @@ class BackgroundTranscriber:
         state_dir: Path,
         threads: int = 0,
         home: Callable[[], Home | None] | None = None,
+        wake_phrases: Sequence[str] = (),
     ) -> None:
         if is_english_only(settings.model) and language != "en":
             raise SttModelError(
@@ -119,7 +142,11 @@ class BackgroundTranscriber:
         self.load_ms = 0.0
         #: The home whose names bias recognition (the daemon: the device backend's ``home``).
         self.home = home
+        #: The wake phrases said before a command ("Hey Jarvis"): they bias recognition too.
+        self.wake_phrases = tuple(wake_phrases)
         self._bias: tuple[str, str] = ("", "")  # (home key, text)
+        self._tokenizer: Any = None
+        self._suppress: Any = None
 
     @property
     def cpu_threads(self) -> int:
@@ -140,7 +167,7 @@ class BackgroundTranscriber:
             home = None
         key = _home_key(home)
         if key != self._bias[0]:
-            self._bias = (key, bias_text(home, self.settings.bias))
+            self._bias = (key, bias_text(home, self.settings.bias, self.wake_phrases))
             _LOGGER.debug("Speech biasing rebuilt (%d characters)", len(self._bias[1]))
         return self._bias[1]
 
@@ -171,6 +198,11 @@ class BackgroundTranscriber:
         job = loop.run_in_executor(self._worker, self._transcribe, audio, source)
         try:
             return await asyncio.wait_for(asyncio.shield(job), self.settings.time_limit_s)
+        except asyncio.CancelledError:
+            # Not wanted any more (the speech went on): one not begun never runs, so the worker is free
+            # for the next; one begun cannot be stopped.
+            job.cancel()
+            raise
         except TimeoutError:
             # The worker cannot be interrupted; MAX_TOKENS bounds how long it goes on.
             _LOGGER.warning("Transcription took over %g s; not understood", self.settings.time_limit_s)
@@ -192,18 +224,22 @@ class BackgroundTranscriber:
         start = time.perf_counter()
         samples = audio.astype(np.float32) / 32768.0
         bias = self.bias()
-        segments, _info = self._model.transcribe(
-            samples,
-            language=self.language,
-            beam_size=self.settings.beam_size,
-            temperature=0.0,  # no sampling fallback: the same audio gives the same text
-            vad_filter=True,
-            condition_on_previous_text=False,
-            without_timestamps=True,
-            max_new_tokens=MAX_TOKENS,
-            hotwords=bias if self.settings.bias == "hotwords" and bias else None,
-            initial_prompt=bias if self.settings.bias == "prompt" and bias else None,
-        )
+        features = self._model.feature_extractor(samples)
+        if features.shape[-1] <= WHISPER_FRAMES:
+            segments: Iterable[Any] = [self._decode_window(features, bias, len(samples) / SAMPLE_RATE)]
+        else:
+            segments, _info = self._model.transcribe(
+                samples,
+                language=self.language,
+                beam_size=self.settings.beam_size,
+                temperature=0.0,  # no sampling fallback: the same audio gives the same text
+                vad_filter=True,
+                condition_on_previous_text=False,
+                without_timestamps=True,
+                max_new_tokens=MAX_TOKENS,
+                hotwords=bias if self.settings.bias == "hotwords" and bias else None,
+                initial_prompt=bias if self.settings.bias == "prompt" and bias else None,
+            )
         kept: list[Any] = []
         for segment in segments:
             if segment.no_speech_prob > self.settings.no_speech_threshold:
@@ -233,8 +269,64 @@ class BackgroundTranscriber:
             },
         )
 
+    def _decode_window(self, features: npt.NDArray[np.float32], bias: str, duration_s: float) -> Decoded:
+        """One greedy (or beam) pass of whisper over ``features`` padded to ``[stt] window_s`` (see the
+        module docstring): what faster-whisper's ``generate_with_fallback`` does at temperature 0
+        without timestamps, on a window that fits the utterance."""
+        from faster_whisper.audio import pad_or_trim
+        from faster_whisper.tokenizer import Tokenizer
+        from faster_whisper.transcribe import get_suppressed_tokens
+
+        model = self._model
+        if self._tokenizer is None:
+            self._tokenizer = Tokenizer(
+                model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language=self.language
+            )
+            self._suppress = get_suppressed_tokens(self._tokenizer, (-1,))
+        tokenizer = self._tokenizer
+        frames = features.shape[-1] + features.shape[-1] % 2  # the encoder's convolution halves it
+        window = min(WHISPER_FRAMES, max(round(self.settings.window_s * 100), frames))
+        encoded = model.encode(pad_or_trim(features, window))
+        previous = tokenizer.encode(" " + bias) if self.settings.bias == "prompt" and bias else []
+        prompt = model.get_prompt(
+            tokenizer,
+            previous,
+            without_timestamps=True,
+            hotwords=bias if self.settings.bias == "hotwords" and bias else None,
+        )
+        result = model.model.generate(
+            encoded,
+            [prompt],
+            beam_size=self.settings.beam_size,
+            max_length=len(prompt) + max_tokens(duration_s),
+            return_scores=True,
+            return_no_speech_prob=True,
+            suppress_blank=True,
+            suppress_tokens=self._suppress,
+        )[0]
+        tokens = result.sequences_ids[0]
+        # The score is the sum of log-probabilities over the length (length penalty 1); faster-whisper
+        # averages over one more (the end of text).
+        avg_logprob = result.scores[0] * len(tokens) / (len(tokens) + 1)
+        return Decoded(tokenizer.decode(tokens), avg_logprob, result.no_speech_prob)
+
     async def aclose(self) -> None:
         self._worker.shutdown(wait=False, cancel_futures=True)
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """One decoded window, shaped like faster-whisper's Segment where it is read."""
+
+    text: str
+    avg_logprob: float
+    no_speech_prob: float
+
+
+def max_tokens(duration_s: float) -> int:
+    """How many tokens an utterance this long may give: a few words a second and some slack, at most
+    ``MAX_TOKENS``. A short window can loop on one phrase; this ends the loop early."""
+    return min(MAX_TOKENS, 12 + round(8 * duration_s))
 
 
 def segment_confidence(segments: list[Any]) -> float:

@@ -29,7 +29,7 @@ from homeassist.audio.endpoint import Endpointer, NothingHeard, Utterance
 from homeassist.audio.pipeline import VoiceLoop
 from homeassist.audio.speaker import Speaker, output_device
 from homeassist.audio.stt import BackgroundTranscriber
-from homeassist.audio.wake import WakeWordDetector
+from homeassist.audio.wake import WakeWordDetector, model_name
 from homeassist.config.settings import Settings
 from homeassist.errors import AudioError
 from homeassist.messages import Reply
@@ -57,7 +57,17 @@ def build_speaker(settings: Settings) -> Speaker:
 
 
 def build_transcriber(settings: Settings, state_dir: Path) -> BackgroundTranscriber:
-    return BackgroundTranscriber(settings.stt, language=settings.assistant.language, state_dir=state_dir)
+    return BackgroundTranscriber(
+        settings.stt,
+        language=settings.assistant.language,
+        state_dir=state_dir,
+        wake_phrases=[wake_phrase(word) for word in settings.wake.words],
+    )
+
+
+def wake_phrase(word: str) -> str:
+    """How a wake word is written: "Hey Jarvis" for ``hey_jarvis`` (or a model file's path)."""
+    return model_name(Path(word)).replace("_", " ").title()
 
 
 def build_endpointer(settings: Settings) -> Endpointer:
@@ -104,6 +114,7 @@ async def build_voice(settings: Settings, state_dir: Path, handle: Handle) -> Vo
         speaker=speaker,
         handle=handle,
         keep_text=settings.privacy.store_transcripts,
+        act_after_s=settings.vad.act_after_ms / 1000,
     )
 
 

@@ -244,6 +244,14 @@ class VadSettings(Section):
     no_speech_timeout_s: float = setting(
         4.0, "after a wake word, how long to wait for speech before saying nothing was heard", gt=0, le=30
     )
+    act_after_ms: int = setting(
+        60,
+        "a pause this long (ms) in speech is transcribed at once; when that is a complete, confident "
+        "command to one named device, it acts without waiting for the full trailing silence "
+        "(0: always wait for trailing_silence_ms)",
+        ge=0,
+        le=5000,
+    )
 
 
 class SttSettings(Section):
@@ -281,6 +289,13 @@ class SttSettings(Section):
     )
     min_command_confidence: float = setting(
         0.6, "a spoken device command acts only when heard with at least this confidence", ge=0, le=1
+    )
+    window_s: float = setting(
+        20.0,
+        "seconds of audio whisper's encoder sees per utterance (whisper's own window is 30 s; shorter "
+        "is faster; under 20 s tiny.en starts to lose words); a longer utterance gets its own length",
+        ge=5,
+        le=30,
     )
 
 

@@ -449,6 +449,12 @@ class Daemon:
             least_for_devices=stt.min_command_confidence,
         )
 
+    def _acts_at_pause(self, transcript: Transcript) -> bool:
+        """Whether what was heard up to a pause is a command complete enough to act on at once."""
+        return self.runtime.assistant.acts_at_pause(
+            transcript.text, transcript.confidence, least=self.settings.stt.min_command_confidence
+        )
+
     def _home_for_speech(self) -> dict[str, Any] | None:
         """The home whose names bias speech recognition (the device backend's, as the Assistant's)."""
         devices = self.runtime.assistant.devices
@@ -466,6 +472,7 @@ class Daemon:
         voice.paused = self.muted
         voice.on_stop = self._dismiss
         voice.gate = self._refuse_unheard
+        voice.complete = self._acts_at_pause
         voice.transcriber.home = self._home_for_speech
         self.voice = voice
         run = asyncio.create_task(voice.run(), name="voice-loop")

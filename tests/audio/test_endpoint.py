@@ -215,3 +215,47 @@ def test_bad_settings_are_refused() -> None:
         Endpointer(trailing_silence_ms=0)
     with pytest.raises(ValueError):
         Endpointer(threshold=1.5)
+
+
+def test_an_utterance_cut_in_a_pause_is_the_one_the_silence_would_have_ended(clips: Clips) -> None:
+    audio = compose(0.5, clips.command, 2.0, seed=12)
+    speech_end_s = (seconds(0.5) + len(clips.command)) / SAMPLE_RATE
+    whole = Endpointer(trailing_silence_ms=700, preroll_ms=300)
+    ended = [e for _, e in feed_all(whole, audio) if isinstance(e, Utterance)]
+    assert len(ended) == 1 and ended[0].ended_by == "silence"
+
+    endpointer = Endpointer(trailing_silence_ms=700, preroll_ms=300)
+    with pytest.raises(RuntimeError):
+        endpointer.cut()  # nothing heard yet: nothing to cut
+    endpointer.start()
+    cut: Utterance | None = None
+    for number, samples in enumerate(to_frames(audio)):
+        assert endpointer.feed(AudioFrame(samples, (number + 1) * FRAME_S)) is None or cut is None
+        if cut is None and endpointer.in_speech and endpointer.pause_s >= 0.2:
+            cut = endpointer.cut()
+            assert not endpointer.active  # idle until the next start()
+    assert cut is not None and cut.ended_by == "pause"
+    # The same speech, ended at the same place; only less of the pause after it is kept.
+    assert cut.speech_end_at == pytest.approx(ended[0].speech_end_at)
+    assert abs(cut.speech_end_at - speech_end_s) < TOLERANCE_S
+    assert cut.started_at == pytest.approx(ended[0].started_at)
+    assert 0 < len(ended[0].audio) - len(cut.audio) <= seconds(0.3)
+    assert np.array_equal(cut.audio, ended[0].audio[: len(cut.audio)])
+
+
+def test_a_short_pause_after_the_wake_phrase_keeps_the_phrase_out_of_the_command(clips: Clips) -> None:
+    """After "hey jarvis," and the comma's short pause: the command's audio starts after the
+    phrase, even where its preroll would reach back into it (a syllable of "jarvis" in front of the
+    command made whisper hear "Just turn on ..." and lowered the confidence the gate reads)."""
+    gap = 0.25  # longer than the phrase gap the endpointer needs, shorter than the 300 ms preroll
+    audio = compose(1.0, clips.wake_phrase, gap, clips.command, 1.0, seed=33)
+    phrase_end = seconds(1.0) + len(clips.wake_phrase)
+    command_start = phrase_end + seconds(gap)
+    start_frame = int((command_start + seconds(0.3)) / FRAME_SAMPLES) + 1  # the wake word fires late
+    endpointer = Endpointer(preroll_ms=300, lookback_ms=1500, trailing_silence_ms=700)
+    events = feed_all(endpointer, audio, start_at_frame=start_frame, look_back=True)
+    utterances = [event for _, event in events if isinstance(event, Utterance)]
+    assert len(utterances) == 1
+    first = locate(utterances[0].audio, audio)
+    assert phrase_end <= first <= command_start
+    assert first + len(utterances[0].audio) >= command_start + len(clips.command)

@@ -1,11 +1,15 @@
 """BackgroundTranscriber's decoding: deterministic, bounded, biased to the home (issue 18).
 
-A stand-in for faster-whisper's WhisperModel records what it is asked (the options are the contract
-here); the real tiny.en model checks determinism and biasing on synthesized, noisy speech.
+An utterance up to 30 s is decoded with CTranslate2 directly on a window of ``[stt] window_s``; longer
+audio goes through faster-whisper's ``transcribe``. For the first, the real tiny.en model runs with a
+spy on its CTranslate2 model (what it is asked is the contract); for the second, a stand-in for
+faster-whisper's WhisperModel records the options. The real model also checks determinism and biasing
+on synthesized, noisy speech.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 from collections.abc import Iterator
@@ -16,9 +20,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from homeassist.audio.stt import MAX_TOKENS, BackgroundTranscriber, bias_text, home_phrases
+from homeassist.audio.stt import MAX_TOKENS, BackgroundTranscriber, bias_text, home_phrases, max_tokens
 from homeassist.config.settings import SttSettings
 from tests.audio.conftest import STT_TIME_LIMIT_S, compose, synthesize
+from tests.conftest import wait_until_async
 
 HOME: dict[str, Any] = {
     "devices": [
@@ -29,6 +34,10 @@ HOME: dict[str, Any] = {
 }
 
 
+#: Longer than whisper's 30-second window: decoded by faster-whisper's ``transcribe`` (the stand-in).
+LONG = np.zeros(31 * 16_000, dtype=np.int16)
+
+
 class FakeModel:
     """Speaks WhisperModel.transcribe's shape: (segments, info); remembers each call's options."""
 
@@ -36,13 +45,38 @@ class FakeModel:
         self.calls: list[dict[str, Any]] = []
         self.text = text
         self.block = block
+        self.entered = threading.Event()  # a transcription reached the model
+
+    def feature_extractor(self, samples: Any) -> Any:
+        self.entered.set()
+        if self.block is not None:
+            assert self.block.wait(30), "the test never released the model"
+        return np.zeros((80, len(samples) // 160 + 1), dtype=np.float32)
 
     def transcribe(self, audio: Any, **options: Any) -> tuple[Iterator[Any], Any]:
         self.calls.append(options)
-        if self.block is not None:
-            assert self.block.wait(30), "the test never released the model"
         segment = SimpleNamespace(text=self.text, avg_logprob=-0.2, no_speech_prob=0.1)
         return iter([segment]), SimpleNamespace(language="en")
+
+
+class Spy:
+    """Stands in front of the CTranslate2 Whisper model: records what encode and generate are given."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.encoded: list[tuple[int, ...]] = []
+        self.generated: list[tuple[list[list[int]], dict[str, Any]]] = []
+
+    def encode(self, features: Any, **options: Any) -> Any:
+        self.encoded.append(tuple(features.shape))
+        return self.inner.encode(features, **options)
+
+    def generate(self, encoded: Any, prompts: list[list[int]], **options: Any) -> Any:
+        self.generated.append((prompts, options))
+        return self.inner.generate(encoded, prompts, **options)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
 
 
 def transcriber(tmp_path: Path, model: FakeModel, **settings: Any) -> BackgroundTranscriber:
@@ -51,10 +85,12 @@ def transcriber(tmp_path: Path, model: FakeModel, **settings: Any) -> Background
     return stt
 
 
-def test_decoding_is_greedy_at_temperature_zero_without_timestamps_and_bounded(tmp_path: Path) -> None:
+def test_long_audio_decoding_is_greedy_at_temperature_zero_without_timestamps_and_bounded(
+    tmp_path: Path,
+) -> None:
     model = FakeModel()
     stt = transcriber(tmp_path, model, bias="off")
-    transcript = stt.transcribe_blocking(np.zeros(16_000, dtype=np.int16))
+    transcript = stt.transcribe_blocking(LONG)
     options = model.calls[0]
     assert options["temperature"] == 0.0  # one value: no sampling fallback
     assert options["without_timestamps"] is True
@@ -82,7 +118,7 @@ def test_the_home_biases_recognition_and_is_rebuilt_only_when_it_changes(tmp_pat
     model = FakeModel()
     stt = transcriber(tmp_path, model, bias="prompt")
     stt.home = current
-    stt.transcribe_blocking(np.zeros(1600, dtype=np.int16))
+    stt.transcribe_blocking(LONG)
     prompt = model.calls[0]["initial_prompt"]
     assert all(name in prompt for name in ("Porch Light", "front light", "Hallway Thermostat", "Garage"))
     assert model.calls[0]["hotwords"] is None
@@ -99,6 +135,10 @@ def test_hotwords_carry_the_names_and_the_command_words() -> None:
     assert "turn on" in hotwords and "degrees" in hotwords and "twenty" in hotwords
     assert bias_text(HOME, "off") == ""
     assert bias_text(None, "prompt") == ""
+    # The wake phrase is heard before many commands: it leads both kinds of biasing.
+    assert bias_text(HOME, "hotwords", ["Hey Jarvis"]).startswith("Hey Jarvis, Porch Light")
+    assert bias_text(HOME, "prompt", ["Hey Jarvis"]).startswith("Hey Jarvis. Home devices: Porch Light")
+    assert bias_text(None, "prompt", ["Hey Jarvis"]) == "Hey Jarvis."
     assert home_phrases({"devices": [{"name": "Lamp"}, {"name": "Lamp", "area": None}]}) == ["Lamp"]
 
 
@@ -109,7 +149,7 @@ def test_a_home_that_cannot_be_read_costs_no_utterance(tmp_path: Path) -> None:
     model = FakeModel()
     stt = transcriber(tmp_path, model, bias="hotwords")
     stt.home = broken
-    assert stt.transcribe_blocking(np.zeros(1600, dtype=np.int16)).text == "Turn on the porch light."
+    assert stt.transcribe_blocking(LONG).text == "Turn on the porch light."
     assert model.calls[0]["hotwords"] is not None  # the command words still go
 
 
@@ -156,3 +196,60 @@ def test_the_porch_light_is_heard_with_the_home_in_the_prompt(
     transcript = tiny.transcribe_blocking(clip)
     assert "porch light" in transcript.text.lower()
     assert transcript.confidence > 0.5
+
+
+def test_a_short_utterance_is_decoded_greedily_on_a_window_of_window_s(
+    tiny: BackgroundTranscriber, tmp_path: Path
+) -> None:
+    clip = compose(0.3, synthesize("turn on the porch light", tmp_path), 0.3)
+    model = tiny._model.model
+    spy = tiny._model.model = Spy(model)
+    try:
+        transcript = tiny.transcribe_blocking(clip)
+    finally:
+        tiny._model.model = model
+    assert "porch light" in transcript.text.lower()
+    assert spy.encoded == [(1, 80, round(tiny.settings.window_s * 100))]  # 20 s, not whisper's 30
+    ((prompt,), options) = spy.generated[0]
+    tokenizer = tiny._tokenizer
+    assert prompt[-1] == tokenizer.no_timestamps and tokenizer.sot in prompt
+    assert "Porch Light" in tokenizer.decode(prompt[: prompt.index(tokenizer.sot)])  # the home's names
+    assert options["beam_size"] == 1 and "sampling_temperature" not in options  # greedy, no sampling
+    assert options["max_length"] - len(prompt) == max_tokens(len(clip) / 16_000) < MAX_TOKENS
+    assert options["return_no_speech_prob"] is True
+
+
+def test_an_utterance_longer_than_the_window_gets_its_own_length(
+    tiny: BackgroundTranscriber, tmp_path: Path
+) -> None:
+    speech = synthesize("turn on the porch light", tmp_path)
+    clip = compose(*[part for _ in range(10) for part in (speech, 1.2)])  # about 24 s
+    model = tiny._model.model
+    spy = tiny._model.model = Spy(model)
+    try:
+        tiny.transcribe_blocking(clip)
+    finally:
+        tiny._model.model = model
+    frames = spy.encoded[0][2]
+    assert tiny.settings.window_s * 100 < frames <= 3000 and frames >= len(clip) // 160
+    assert frames % 2 == 0  # the encoder's convolution halves it
+
+
+async def test_a_transcription_no_longer_wanted_before_it_began_never_runs(tmp_path: Path) -> None:
+    release = threading.Event()
+    model = FakeModel(block=release)
+    stt = transcriber(tmp_path, model, time_limit_s=60)
+    first = asyncio.create_task(stt.transcribe(LONG))
+    assert await asyncio.to_thread(model.entered.wait, 30)  # the first holds the worker
+    second = asyncio.create_task(stt.transcribe(LONG))
+    # The second is queued behind it (the executor's own queue: nothing public tells).
+    await wait_until_async(lambda: stt._worker._work_queue.qsize() == 1, 30, "the second queued")
+    second.cancel()
+    release.set()
+    assert (await first).text == "Turn on the porch light."
+    with pytest.raises(asyncio.CancelledError):
+        await second
+    # One more, behind the second in the worker's queue: when it is done, the second ran or never will.
+    assert (await stt.transcribe(LONG)).text == "Turn on the porch light."
+    await stt.aclose()
+    assert len(model.calls) == 2  # the first and the last: the worker never spent time on the second

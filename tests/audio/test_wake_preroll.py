@@ -62,6 +62,8 @@ def test_the_command_audio_keeps_its_first_word_only_when_looking_back(
     first = locate(command, audio)
     assert first + len(command) >= len(audio) - seconds(1.0)  # to the end of the command
     if lookback_ms:
-        assert first <= onset
+        # From the end of the wake phrase (as the VAD hears it: up to 0.1 s of its fading sound), in the
+        # comma's pause before "turn" (about 0.15 s at 160 words a minute).
+        assert first <= onset + seconds(0.1)
     else:
         assert first > onset  # what `homeassist listen` did before: "... the kitchen light"
