@@ -7,12 +7,13 @@ itself), and the wake word detector is reset afterwards. After a wake word a sho
 endpointer waits for speech; "nothing heard" gets a short spoken prompt. "stop" or "cancel" said after
 the wake word cuts a reply short. With ``[wake] words = []`` every utterance is a command.
 
-Acting at the first pause: a pause of ``act_after_s`` in speech starts transcribing what was said so
-far, while the endpointer still waits for the full trailing silence. When that transcript is ready, the
-speaker is still silent, and ``complete`` finds it a finished command (the daemon: a confident command
-to one named device), the utterance ends there and the command acts: end of speech to action is then
-the pause plus the transcription, not the trailing silence. Otherwise the transcript waits, and is
-used when the trailing silence comes with no more speech (``speculations_used``).
+Acting at the first pause: a short pause in speech (``EARLY_TRANSCRIBE_S``) starts transcribing what was
+said so far, while the endpointer still waits for the full trailing silence. Once that transcript is
+ready and the speaker has been silent for ``act_after_s`` (shorter pauses are often inside a sentence),
+and ``complete`` finds it a finished command (the daemon: a confident command to one named device), the
+utterance ends there and the command acts: end of speech to action is then the longer of the pause and
+the transcription, not the trailing silence. Otherwise the transcript waits, and is used when the
+trailing silence comes with no more speech (``speculations_used``).
 
 Counters tell liveness apart from hearing: ``frames`` counts what the source delivered (the microphone
 is alive), ``processed`` what reached the wake word and the endpointer (the loop can hear), and the
@@ -57,6 +58,9 @@ ECHO_TAIL_S = 0.25
 #: far, while the endpointer still waits for the full trailing silence; when the speech does not go on,
 #: that transcript is used.
 SPECULATE_AFTER_S = 0.2
+#: Acting at the first pause: a pause this long starts transcribing, so that the transcript is ready
+#: when the pause has lasted ``act_after_s`` (tiny.en takes about 0.25 s on two cores).
+EARLY_TRANSCRIBE_S = 0.06
 #: How many handled commands ``VoiceLoop.heard`` keeps (the oldest go first).
 HEARD_KEPT = 50
 
@@ -114,8 +118,9 @@ class VoiceLoop:
         self._speculation: tuple[int, asyncio.Task[Transcript]] | None = None
         self._last_end = -1
         self.speculations_used = 0
-        #: A pause this long is transcribed at once, and a ``complete`` transcript acts then (0: off).
+        #: After a pause this long, a ``complete`` transcript of the speech before it acts (0: off).
         self.act_after_s = act_after_s
+        self._ready: tuple[int, asyncio.Task[Transcript]] | None = None  # a transcript waiting for it
         #: Whether a transcript made in a pause is a finished command that may act before the trailing
         #: silence (the daemon: the Assistant's ``acts_at_pause``). None: always wait for the silence.
         self.complete: Callable[[Transcript], bool] | None = None
@@ -152,6 +157,7 @@ class VoiceLoop:
                 if early is not None:
                     self._speculate(*early)
                 self._act(word, event)
+                self._act_at_pause()
         finally:
             await self._queue.put(None)
             with contextlib.suppress(asyncio.CancelledError):
@@ -209,7 +215,7 @@ class VoiceLoop:
 
     @property
     def _speculate_after_s(self) -> float:
-        return self.act_after_s if self.act_after_s > 0 and self.complete is not None else SPECULATE_AFTER_S
+        return EARLY_TRANSCRIBE_S if self.act_after_s > 0 and self.complete is not None else SPECULATE_AFTER_S
 
     def _speculate(self, end: int, audio: npt.NDArray[np.int16]) -> None:
         """Transcribe what was said so far in the background (the transcriber's worker)."""
@@ -223,13 +229,22 @@ class VoiceLoop:
             task.add_done_callback(lambda done: self._speculated(end, done))
 
     def _speculated(self, end: int, task: asyncio.Task[Transcript]) -> None:
-        """A transcript of the speech up to a pause is ready: when the speaker is still in that pause and
-        ``complete`` finds it a finished command, the utterance ends now and the command is answered."""
+        """A transcript of the speech up to a pause is ready: it may act (see ``_act_at_pause``)."""
         if task.cancelled() or task.exception() is not None or self.complete is None:
             return
         if self._speculation is None or self._speculation[1] is not task:
             return
-        transcript = self._without_wake_phrase(task.result())
+        self._ready = (end, task)
+        self._act_at_pause()
+
+    def _act_at_pause(self) -> None:
+        """When a transcript of the speech up to a pause is ready, the speaker is still in that pause
+        and has been for ``act_after_s``, and ``complete`` finds it a finished command: the utterance
+        ends now and the command is answered. Called when the transcript is ready and after each frame."""
+        if self._ready is None or self.complete is None:
+            return
+        end, task = self._ready
+        complete = self.complete
         with self._detecting:
             endpointer = self.endpointer
             if not (
@@ -238,9 +253,14 @@ class VoiceLoop:
                 and endpointer.in_speech
                 and endpointer.speech_end_index == end
             ):
+                self._ready = None
                 return  # the speech went on, or the trailing silence already ended the utterance
+            if endpointer.pause_s < self.act_after_s:
+                return  # not yet: a pause this short is often inside a sentence
+            self._ready = None
+            transcript = self._without_wake_phrase(task.result())
             try:
-                finished = transcript.text != "" and self.complete(transcript)
+                finished = transcript.text != "" and complete(transcript)
             except Exception:
                 _LOGGER.exception("Could not tell whether a command was complete")
                 return

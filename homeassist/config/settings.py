@@ -245,10 +245,9 @@ class VadSettings(Section):
         4.0, "after a wake word, how long to wait for speech before saying nothing was heard", gt=0, le=30
     )
     act_after_ms: int = setting(
-        60,
-        "a pause this long (ms) in speech is transcribed at once; when that is a complete, confident "
-        "command to one named device, it acts without waiting for the full trailing silence "
-        "(0: always wait for trailing_silence_ms)",
+        300,
+        "a complete, confident command to one named device acts after this much silence (ms), without "
+        "waiting for the full trailing_silence_ms (0: always wait for it)",
         ge=0,
         le=5000,
     )

@@ -19,7 +19,7 @@ import numpy.typing as npt
 import pytest
 
 from homeassist.audio.capture import FRAME_SAMPLES, FRAME_SECONDS, AudioFrame, to_frames
-from homeassist.audio.pipeline import VoiceLoop
+from homeassist.audio.pipeline import EARLY_TRANSCRIBE_S, VoiceLoop
 from homeassist.audio.speaker import Speaker
 from homeassist.audio.stt import BackgroundTranscriber
 from homeassist.audio.voice import build_endpointer, build_wake
@@ -173,3 +173,47 @@ async def test_a_sentence_that_goes_on_after_the_pause_is_not_cut_there(
     assert judged == [] and loop.early_acts == 0
     assert len(asked.texts) == 1, asked.texts
     assert "kitchen" in asked.texts[0].lower() and "porch" in asked.texts[0].lower()
+
+
+class NotifyingTranscriber(BackgroundTranscriber):
+    """tiny.en that sets ``done`` when a transcript is ready."""
+
+    def __init__(self, loaded: BackgroundTranscriber) -> None:
+        super().__init__(loaded.settings, language="en", state_dir=loaded.state_dir)
+        self._model = loaded._model
+        self.done = asyncio.Event()
+
+    async def transcribe(self, audio: npt.NDArray[np.int16], *, source: str = "microphone") -> Transcript:
+        transcript = await super().transcribe(audio, source=source)
+        self.done.set()
+        return transcript
+
+
+async def test_a_transcript_ready_in_a_short_pause_waits_until_the_pause_is_long_enough(
+    clips: Clips, transcriber: BackgroundTranscriber, tmp_path: Path
+) -> None:
+    audio = compose(0.5, clips.wake_command, 2.0, seed=34)
+    # A pause as short as those inside a sentence: long enough to start transcribing (the VAD hears the
+    # end of speech a little late), shorter than act_after_ms.
+    short = SETTINGS.vad.act_after_ms / 1000 - 0.1
+    assert short > 2 * EARLY_TRANSCRIBE_S
+    source = HeldSource(audio, hold_at=seconds(0.5) + len(clips.wake_command) + seconds(short))
+    notifying = NotifyingTranscriber(transcriber)
+    asked = Asked()
+    loop = voice_loop(source, notifying, tmp_path, asked)
+    judged: list[str] = []
+
+    def judge(transcript: Transcript) -> bool:
+        judged.append(transcript.text)
+        return True
+
+    loop.complete = judge
+    run = asyncio.create_task(loop.run())
+    try:
+        await asyncio.wait_for(notifying.done.wait(), HOLD_S)
+        await asyncio.sleep(0)  # the transcript's own callbacks run
+        assert judged == [] and asked.texts == []  # ready, but the pause is still too short
+    finally:
+        await finish(loop, run, source)
+    assert len(judged) == 1 and loop.early_acts == 1  # it acted once the pause was long enough
+    assert len(asked.texts) == 1 and "kitchen light" in asked.texts[0].lower()
