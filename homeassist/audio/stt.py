@@ -1,10 +1,11 @@
 """BackgroundTranscriber: faster-whisper in one worker thread, so capture never waits for it.
 
 The model is loaded once, off the event loop. Each utterance (16 kHz mono int16) is transcribed in the
-worker with the configured language (never auto-detected: that costs about a second), greedy or beam
-search, and Silero VAD filtering. Silence hallucinations are dropped: segments whose no-speech
-probability is high or whose average log-probability is low, and transcripts that are empty or only
-filler ("you", "thank you", "uh"). The Transcript carries its timings and a confidence.
+worker with the configured language (never auto-detected: that costs about a second) and beam search
+(``[stt] beam_size``, 5: on noisy speech it hears more than greedy decoding, for ~20 ms). Silence
+hallucinations are dropped: segments whose no-speech probability is high or whose average
+log-probability is low, and transcripts that are empty or only filler ("you", "thank you", "uh"). The
+Transcript carries its timings and a confidence.
 
 Decoding is deterministic and bounded: temperature 0 only (faster-whisper's default falls back to
 sampling at 0.2 ... 1.0 when a window looks unsure, which made one clip give text on one run and
@@ -270,9 +271,9 @@ class BackgroundTranscriber:
         )
 
     def _decode_window(self, features: npt.NDArray[np.float32], bias: str, duration_s: float) -> Decoded:
-        """One greedy (or beam) pass of whisper over ``features`` padded to ``[stt] window_s`` (see the
-        module docstring): what faster-whisper's ``generate_with_fallback`` does at temperature 0
-        without timestamps, on a window that fits the utterance."""
+        """One pass of whisper (a beam of ``[stt] beam_size``) over ``features`` padded to ``[stt]
+        window_s`` (see the module docstring): what faster-whisper's ``generate_with_fallback`` does at
+        temperature 0 without timestamps, on a window that fits the utterance."""
         from faster_whisper.audio import pad_or_trim
         from faster_whisper.tokenizer import Tokenizer
         from faster_whisper.transcribe import get_suppressed_tokens
