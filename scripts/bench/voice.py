@@ -356,7 +356,6 @@ async def bench_e2e(
     commands: Sequence[tuple[str, str, str | None]],
     tmp: Path,
 ) -> dict[str, Any]:
-    settings = runtime.settings
     # The recording: room noise, then each "hey jarvis, <command>" with a pause for the reply after it.
     parts: list[Samples | float] = [1.0]
     ends: list[int] = []
@@ -368,17 +367,8 @@ async def bench_e2e(
         ends.append(position)
         position += round(GAP_S * SAMPLE_RATE)
     path = write_pcm16(tmp / f"e2e-{model}.wav", compose(*parts, seed=21))
-    source = StampedSource(path)
-    costs = FrameCosts()
-    endpointer = TimedEndpointer(settings, costs)
-    speaker = TimedSpeaker()
-    recorder = Recorder(runtime)
-    loop = daemon_like_loop(
-        runtime, source, TimedWake(settings, costs), endpointer, transcriber, speaker, recorder
-    )
-    await loop.run()
-    await speaker.wait_idle(30)
-    await speaker.aclose()
+    source, endpointer, speaker, recorder, loop = await play(runtime, transcriber, path)
+    costs = endpointer.costs
 
     start = source.started_at
     true_ends = [start + end / SAMPLE_RATE for end in ends]
@@ -451,6 +441,26 @@ async def bench_e2e(
     }
 
 
+async def play(
+    runtime: Runtime, transcriber: BackgroundTranscriber, path: Path
+) -> tuple[StampedSource, TimedEndpointer, TimedSpeaker, Recorder, VoiceLoop]:
+    """``path`` paced in real time through a daemon-like VoiceLoop on the real Assistant, until its end
+    and the last reply was synthesized."""
+    settings = runtime.settings
+    source = StampedSource(path)
+    costs = FrameCosts()
+    endpointer = TimedEndpointer(settings, costs)
+    speaker = TimedSpeaker()
+    recorder = Recorder(runtime)
+    loop = daemon_like_loop(
+        runtime, source, TimedWake(settings, costs), endpointer, transcriber, speaker, recorder
+    )
+    await loop.run()
+    await speaker.wait_idle(30)
+    await speaker.aclose()
+    return source, endpointer, speaker, recorder, loop
+
+
 def daemon_like_loop(
     runtime: Runtime,
     source: Any,
@@ -514,7 +524,6 @@ async def bench_pauses(
 ) -> dict[str, Any]:
     """Sentences with a pause inside, through the daemon-like VoiceLoop paced in real time: how many
     acted before they were over. "natural": one espeak-ng sentence with a comma (its own pause)."""
-    settings = runtime.settings
     rates = PAUSE_RATES[1:2] if quick else PAUSE_RATES
     pauses: tuple[float | None, ...] = (None, *SPLICED_PAUSES)
     sentences: list[tuple[str, str, float | None, int, bool]] = []
@@ -541,17 +550,7 @@ async def bench_pauses(
         spans.append((position + first_end, position + len(audio)))
         position += len(audio) + round(GAP_S * SAMPLE_RATE)
     path = write_pcm16(tmp / "pauses.wav", compose(*parts, seed=23))
-    source = StampedSource(path)
-    costs = FrameCosts()
-    endpointer = TimedEndpointer(settings, costs)
-    speaker = TimedSpeaker()
-    recorder = Recorder(runtime)
-    loop = daemon_like_loop(
-        runtime, source, TimedWake(settings, costs), endpointer, transcriber, speaker, recorder
-    )
-    await loop.run()
-    await speaker.wait_idle(30)
-    await speaker.aclose()
+    source, _, _, _, loop = await play(runtime, transcriber, path)
     start = source.started_at
     rows = []
     for (first, rest, pause, rate, complete), (first_end, end) in zip(sentences, spans, strict=True):
