@@ -95,9 +95,10 @@ def bias_text(home: Home | None, mode: str, wake_phrases: Sequence[str] = ()) ->
     The wake phrases ("Hey Jarvis") come first: after a wake word the audio often begins with the
     phrase itself (see ``Endpointer.start``), and tiny.en, not told of it, heard "Hang on, this, turn on
     the porch light" for half of the commands said after it; told of it, every one, which
-    ``strip_wake_phrase`` then cuts off (word error rate after it 0.35 -> 0.08 clean, 0.34 -> 0.17 at
-    10 dB on 51 "hey jarvis, <command>" clips; unchanged on commands said without it:
-    ``scripts/bench/voice.py --stt-quality``)."""
+    ``strip_wake_phrase`` then cuts off (``scripts/bench/voice.py --stt-quality``, 12 "hey jarvis,
+    <command>" clips: phrase found 9 -> 12, word error after it 0.18 -> 0.02 clean, 0.39 -> 0.13 at
+    10 dB; on 51 such clips at three speeds 0.35 -> 0.08 and 0.34 -> 0.17; unchanged on commands said
+    without it)."""
     names = home_phrases(home)
     if mode == "off" or (not names and not wake_phrases and mode == "prompt"):
         return ""
