@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from homeassist.config.loader import load_settings
-from homeassist.daemon import Runtime, build_runtime
+from homeassist.daemon import Runtime
+from tests.assistant.conftest import StaticDevices, runtime_with_home
 
 HOME: dict[str, Any] = {
     "devices": [
@@ -26,31 +26,9 @@ HOME: dict[str, Any] = {
 }
 
 
-class Devices:
-    """The device backend as the Assistant sees it: the home is there, nothing waits."""
-
-    def __init__(self, home: dict[str, Any] | None = HOME) -> None:
-        self._home = home
-
-    def home(self) -> dict[str, Any] | None:
-        return self._home
-
-    async def ready(self) -> bool:
-        return self._home is not None
-
-    def unavailable_reason(self) -> str:
-        return "" if self._home is not None else "not connected"
-
-    def last_home(self) -> dict[str, Any] | None:
-        return self._home
-
-
 @pytest.fixture
 def runtime(closed_url: str) -> Runtime:
-    settings = load_settings(env={"HOMEASSIST_OLLAMA__BASE_URL": closed_url}).settings
-    runtime = build_runtime(settings)
-    runtime.assistant.devices = Devices()
-    return runtime
+    return runtime_with_home(closed_url, HOME)
 
 
 @pytest.mark.parametrize(
@@ -99,5 +77,5 @@ def test_a_command_heard_with_less_confidence_waits(runtime: Runtime) -> None:
 
 
 def test_without_the_home_nothing_acts_at_the_pause(runtime: Runtime) -> None:
-    runtime.assistant.devices = Devices(None)
+    runtime.assistant.devices = StaticDevices(None)
     assert not runtime.assistant.acts_at_pause("Turn on the Porch Light.", 0.9, least=0.6)

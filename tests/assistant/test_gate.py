@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from homeassist.assistant.core import NOT_HEARD
-from homeassist.config.loader import load_settings
-from homeassist.daemon import Runtime, build_runtime
+from homeassist.daemon import Runtime
+from tests.assistant.conftest import runtime_with_home
 
 HOME: dict[str, Any] = {
     "devices": [
@@ -19,28 +19,9 @@ HOME: dict[str, Any] = {
 }
 
 
-class Devices:
-    """The device backend as the Assistant sees it: the home is there, nothing waits."""
-
-    def home(self) -> dict[str, Any]:
-        return HOME
-
-    async def ready(self) -> bool:
-        return True
-
-    def unavailable_reason(self) -> str:
-        return ""
-
-    def last_home(self) -> dict[str, Any] | None:
-        return self.home()
-
-
 @pytest.fixture
 def runtime(closed_url: str) -> Runtime:
-    settings = load_settings(env={"HOMEASSIST_OLLAMA__BASE_URL": closed_url}).settings
-    runtime = build_runtime(settings)
-    runtime.assistant.devices = Devices()
-    return runtime
+    return runtime_with_home(closed_url, HOME)
 
 
 def test_a_request_heard_below_the_least_confidence_is_refused_and_nothing_runs(runtime: Runtime) -> None:
