@@ -111,6 +111,23 @@ class WebSearchBlocked(WebSearchError):
     spoken = "The search site wants to check that I'm not a robot, so I couldn't read the results."
 
 
+class QueueFullError(HomeassistError):
+    """Too many requests are waiting (the daemon's request queue is full)."""
+
+    spoken = "I'm busy right now; please ask again in a moment."
+
+    def __init__(self, message: str, retry_after_s: int) -> None:
+        super().__init__(message)
+        #: When to ask again (the control API's Retry-After).
+        self.retry_after_s = retry_after_s
+
+
+class ShuttingDownError(HomeassistError):
+    """homeassist is stopping and takes no more requests."""
+
+    spoken = "I'm shutting down, so I can't do that now."
+
+
 class AudioError(HomeassistError):
     """The microphone or the speaker cannot be used; the message says which and what to do."""
 

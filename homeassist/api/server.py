@@ -34,8 +34,7 @@ from aiohttp import web
 
 from homeassist.api.token import authorized
 from homeassist.config.loader import listens_beyond_loopback
-from homeassist.daemon.requests import QueueFullError, ShuttingDownError
-from homeassist.errors import HomeassistError
+from homeassist.errors import HomeassistError, QueueFullError, ShuttingDownError
 from homeassist.messages import Reply
 from homeassist.scheduler.service import SchedulerUnavailableError
 

@@ -38,10 +38,10 @@ from homeassist.config.loader import LoadedConfig, load_settings, private_file, 
 from homeassist.config.settings import Settings
 from homeassist.daemon.console import run_console
 from homeassist.daemon.notify import Notifier, watchdog
-from homeassist.daemon.requests import QueueFullError, RequestQueue
+from homeassist.daemon.requests import RequestQueue
 from homeassist.daemon.runtime import Runtime, build_runtime
 from homeassist.daemon.supervisor import Component, Supervisor
-from homeassist.errors import ConfigError, HomeassistError
+from homeassist.errors import ConfigError, HomeassistError, QueueFullError
 from homeassist.llm.base import SentenceSink
 from homeassist.llm.ollama import OllamaClient
 from homeassist.llm.unavailable import UnavailableModelClient, probe_ollama

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from homeassist.daemon.supervisor import Component
-from homeassist.errors import HomeassistError
+from homeassist.errors import HomeassistError, QueueFullError, ShuttingDownError
 from homeassist.llm.base import SentenceSink
 from homeassist.messages import Reply
 
@@ -36,22 +36,6 @@ Handler = Callable[[str, str, SentenceSink | None], Coroutine[Any, Any, Reply]]
 IDLE_BEAT_S = 1.0
 #: How long an abandoned request may take to notice its cancellation.
 ABANDON_WAIT_S = 2.0
-
-
-class QueueFullError(HomeassistError):
-    """Too many requests are waiting."""
-
-    spoken = "I'm busy right now; please ask again in a moment."
-
-    def __init__(self, message: str, retry_after_s: int) -> None:
-        super().__init__(message)
-        self.retry_after_s = retry_after_s
-
-
-class ShuttingDownError(HomeassistError):
-    """homeassist is stopping and takes no more requests."""
-
-    spoken = "I'm shutting down, so I can't do that now."
 
 
 @dataclass

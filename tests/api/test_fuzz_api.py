@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, assume, currently_in_test_context, event, ex
 from hypothesis import strategies as st
 
 from homeassist.api.server import MAX_BODY, MAX_TEXT, ControlAPI
-from homeassist.daemon.requests import QueueFullError
+from homeassist.errors import QueueFullError
 from homeassist.messages import Intent, Reply
 from tests.api.test_server import TOKEN, FakeDaemon
 from tests.conftest import free_port

@@ -14,8 +14,7 @@ import httpx
 import pytest
 
 from homeassist.api.server import MAX_BODY, MAX_TEXT, ApiHooks, ControlAPI
-from homeassist.daemon.requests import QueueFullError, ShuttingDownError
-from homeassist.errors import HomeassistError, ModelTimeoutError
+from homeassist.errors import HomeassistError, ModelTimeoutError, QueueFullError, ShuttingDownError
 from homeassist.messages import Intent, Reply, ToolResult
 from homeassist.scheduler.service import Job, Scheduler
 from tests.conftest import free_port

@@ -9,9 +9,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from homeassist.daemon.requests import QueueFullError, RequestQueue, ShuttingDownError
+from homeassist.daemon.requests import RequestQueue
 from homeassist.daemon.supervisor import Component
-from homeassist.errors import HomeassistError
+from homeassist.errors import HomeassistError, QueueFullError, ShuttingDownError
 from homeassist.llm.base import SentenceSink
 from homeassist.messages import Intent, Reply
 
