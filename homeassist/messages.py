@@ -13,7 +13,8 @@ from typing import Any, Literal, Self, get_args
 IntentKind = Literal["device", "datetime", "timer", "web", "general"]
 INTENT_KINDS: tuple[IntentKind, ...] = get_args(IntentKind)
 
-Path = Literal["local", "model", "fallback"]
+#: Which way a request was answered: a local command, the model (with tools), or the web search.
+ReplyPath = Literal["local", "model", "fallback"]
 
 
 def _to_dict(obj: Any) -> dict[str, Any]:
@@ -159,7 +160,7 @@ class Reply:
     text: str
     request: str
     intent: Intent
-    path: Path
+    path: ReplyPath
     actions: tuple[ToolResult, ...] = ()
     recoveries: tuple[str, ...] = ()
     error: str | None = None

@@ -31,7 +31,7 @@ from homeassist.errors import HomeassistError, ModelError, ZWaveUnavailableError
 from homeassist.intent.classifier import FollowUp, IntentClassifier
 from homeassist.intent.home import Home
 from homeassist.llm.base import ModelClient, SentenceSink
-from homeassist.messages import Command, Intent, Path, Reply, ToolResult
+from homeassist.messages import Command, Intent, Reply, ReplyPath, ToolResult
 from homeassist.stats import Stats
 from homeassist.tools.executor import ToolExecutor
 from homeassist.tools.manager import DEVICE_TOOLS, ToolManager
@@ -131,7 +131,7 @@ class Assistant:
         recoveries: list[str] = []
         rounds = 0
         error: str | None = None
-        path: Path
+        path: ReplyPath
         if unavailable is not None:
             path = "local"
             error = f"{type(unavailable).__name__}: {unavailable}"
