@@ -1,6 +1,5 @@
-"""Intent classification: request kind and the local command (pure, no I/O)."""
+"""Intent classification: request kind and the local command (pure, no I/O).
 
-from homeassist.intent.classifier import IntentClassifier, normalize_text
-from homeassist.intent.home import Home
-
-__all__ = ["Home", "IntentClassifier", "normalize_text"]
+The entry point is ``homeassist.intent.classifier.IntentClassifier``; nothing is imported here, so
+importing one module of the package loads only what that module needs.
+"""

@@ -8,7 +8,7 @@ an answer to it ("the porch light", "the first one", "yes") is read first.
 
 Timer requests (``timer`` kind) resolve to the timer tools: ``set_timer``, ``set_alarm``,
 ``set_reminder``, ``schedule_device_action``, ``cancel_timer`` and ``list_timers``. Durations are
-seconds and clock times stay ``at`` strings (``homeassist.intent.when``): the classifier reads no
+seconds and clock times stay ``at`` strings (``homeassist.tools.when``): the classifier reads no
 clock. A device action with a delay ("turn off the porch light in 20 minutes") is scheduled only when
 the same request without the delay resolves to a device command, and then exactly that command.
 """
@@ -19,11 +19,12 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from homeassist.intent.clock_times import FoundAt, mentions_other_day, search_at
+from homeassist.intent.durations import FoundDuration, search_duration
 from homeassist.intent.home import Home, HomeIndex, index_of
 from homeassist.intent.numbers import words_to_digits
 from homeassist.intent.router import route
 from homeassist.intent.targets import Said, Target, choose, device_command, device_intent, parse, resolve
-from homeassist.intent.when import FoundAt, FoundDuration, mentions_other_day, search_at, search_duration
 from homeassist.messages import Command, Intent, IntentKind
 
 #: Only the start of a longer text is classified: a spoken request is far shorter, and some routing

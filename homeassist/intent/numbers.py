@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 
-_UNITS = {
+#: Number words below twenty and their values.
+WORDS_BELOW_TWENTY = {
     "zero": 0,
     "one": 1,
     "two": 2,
@@ -30,7 +31,8 @@ _UNITS = {
     "eighteen": 18,
     "nineteen": 19,
 }
-_TENS = {
+#: Tens words and their values ("fourty" is how speech-to-text sometimes spells it).
+TENS_WORDS = {
     "twenty": 20,
     "thirty": 30,
     "forty": 40,
@@ -41,7 +43,7 @@ _TENS = {
     "eighty": 80,
     "ninety": 90,
 }
-_NUMBER_WORD = "|".join([*_UNITS, *_TENS, "hundred", "a hundred", "and", "point"])
+_NUMBER_WORD = "|".join([*WORDS_BELOW_TWENTY, *TENS_WORDS, "hundred", "a hundred", "and", "point"])
 _RUN = re.compile(rf"\b(?:{_NUMBER_WORD})(?:[ -](?:{_NUMBER_WORD}))*\b")
 
 
@@ -51,14 +53,14 @@ def _cardinal(words: list[str]) -> int | None:
     current = 0
     seen = False
     for word in words:
-        if word in _UNITS:
+        if word in WORDS_BELOW_TWENTY:
             if current % 10 or (current and current < 20 and current >= 10):
                 return None  # "five six": two numbers, not one
-            current += _UNITS[word]
-        elif word in _TENS:
+            current += WORDS_BELOW_TWENTY[word]
+        elif word in TENS_WORDS:
             if current % 100:
                 return None
-            current += _TENS[word]
+            current += TENS_WORDS[word]
         elif word == "hundred":
             current = (current or 1) * 100
             total += current
@@ -88,7 +90,7 @@ def _convert(match: re.Match[str]) -> str:
     if "point" in words:
         whole, _, fraction = " ".join(words).partition(" point ")
         integer = _cardinal(whole.split())
-        digits = [_UNITS.get(w) for w in fraction.split()]
+        digits = [WORDS_BELOW_TWENTY.get(w) for w in fraction.split()]
         if integer is None or not digits or any(d is None or d > 9 for d in digits):
             return text
         number = f"{integer}." + "".join(str(d) for d in digits)

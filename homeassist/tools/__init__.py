@@ -1,6 +1,5 @@
-"""Tools: the shared ToolExecutor, the tiers (ToolManager) and the tools themselves."""
+"""Tools: the shared ToolExecutor (``executor``), the tiers (``manager``) and the tools themselves.
 
-from homeassist.tools.executor import ToolExecutor, normalize_result, tool_messages
-from homeassist.tools.manager import TIERS, ToolManager
-
-__all__ = ["TIERS", "ToolExecutor", "ToolManager", "normalize_result", "tool_messages"]
+Nothing is imported here: ``homeassist.intent`` reads the ``at`` contract from ``tools.when`` without
+loading LangChain.
+"""

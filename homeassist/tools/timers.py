@@ -1,6 +1,7 @@
 """The ``timer`` tier: timers, alarms, reminders and delayed device actions, as tools over the
 Scheduler. Each answers with the sentence the user hears ("Timer set for 10 minutes."). ``at`` is the
-intent parser's string (``[tomorrow ]H:MM[ am|pm]`` or ISO 8601), resolved in the configured zone.
+intent parser's string (``[tomorrow ]H:MM[ am|pm]`` or ISO 8601), resolved in the configured zone
+(``homeassist.tools.when``).
 
 Without a scheduler (a one-shot ``homeassist ask`` with no daemon) the same tools exist and say that
 timers need the daemon; the daemon's scheduler, when it cannot run, says why timers are unavailable.
@@ -19,8 +20,8 @@ from typing import Any, Literal
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field, model_validator
 
-from homeassist.intent.when import describe_at, describe_duration, resolve_at
 from homeassist.scheduler.service import Job, Scheduler, SchedulerError
+from homeassist.tools.when import describe_at, describe_duration, resolve_at
 
 DEVICE_ACTIONS = ("turn_on", "turn_off", "set_level")
 NO_DAEMON = "Timers need homeassist running as a service (homeassist run); none is running."

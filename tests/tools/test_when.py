@@ -1,4 +1,4 @@
-"""Durations and clock times in requests, the ``at`` contract, and resolving it across days and DST."""
+"""The ``at`` contract resolved across days and DST, durations in real time, and their wording."""
 
 from __future__ import annotations
 
@@ -7,16 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from homeassist.intent.when import (
-    describe_at,
-    describe_duration,
-    due_after,
-    parse_at,
-    parse_duration,
-    resolve_at,
-    search_at,
-    search_duration,
-)
+from homeassist.tools.when import describe_at, describe_duration, due_after, resolve_at
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NEW_YORK = ZoneInfo("America/New_York")
@@ -26,212 +17,6 @@ def at(
     zone: ZoneInfo, year: int, month: int, day: int, hour: int, minute: int, second: int = 0, *, fold: int = 0
 ) -> datetime:
     return datetime(year, month, day, hour, minute, second, tzinfo=zone, fold=fold)
-
-
-# --- durations -----------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("text", "seconds"),
-    [
-        ("ten minutes", 600),
-        ("10 minutes", 600),
-        ("10 min", 600),
-        ("5 mins", 300),
-        ("five mins", 300),
-        ("1 hour 30", 5400),
-        ("one hour thirty", 5400),
-        ("2 minutes 30", 150),
-        ("an hour and a half", 5400),
-        ("one and a half hours", 5400),
-        ("1 and a half hours", 5400),
-        ("a minute and a half", 90),
-        ("two and a half minutes", 150),
-        ("half an hour", 1800),
-        ("a half hour", 1800),
-        ("half a minute", 30),
-        ("a minute", 60),
-        ("an hour", 3600),
-        ("one minute", 60),
-        ("90 seconds", 90),
-        ("ninety seconds", 90),
-        ("90 secs", 90),
-        ("2 hours 15 minutes", 8100),
-        ("two hours and fifteen minutes", 8100),
-        ("an hour and 20 minutes", 4800),
-        ("1 hour 5 minutes 30 seconds", 3930),
-        ("1h30m", 5400),
-        ("1h30", 5400),
-        ("10m", 600),
-        ("90s", 90),
-        ("2h", 7200),
-        ("twenty five minutes", 1500),
-        ("twenty-five minutes", 1500),
-        ("forty five seconds", 45),
-        ("a quarter of an hour", 900),
-        ("quarter of an hour", 900),
-        ("a quarter hour", 900),
-        ("three quarters of an hour", 2700),
-        ("a couple of minutes", 120),
-        ("1.5 hours", 5400),
-        ("2.5 minutes", 150),
-        ("a 5-minute timer", 300),
-        ("set a timer for ten minutes", 600),
-        ("Remind me in 20 minutes", 1200),
-    ],
-)
-def test_durations_in_words_and_digits(text: str, seconds: int) -> None:
-    assert parse_duration(text) == seconds
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "",
-        "set a timer",
-        "ten",
-        "at 7 pm",
-        "10 m",  # a single letter only against the number
-        "a few minutes",  # not a number of minutes
-        "every 2 hours",  # a repetition
-        "set a second timer",
-        "the twenty second of may",
-    ],
-)
-def test_no_duration(text: str) -> None:
-    assert parse_duration(text) is None
-
-
-def test_a_second_timer_is_not_one_second() -> None:
-    assert parse_duration("set a second timer for 5 minutes") == 300
-
-
-def test_a_number_after_the_last_unit_that_is_something_else_is_not_counted() -> None:
-    assert parse_duration("in 1 hour 30 percent") == 3600
-
-
-@pytest.mark.parametrize(
-    ("text", "prefix", "later", "rest"),
-    [
-        ("remind me in 20 minutes to check the oven", "in", True, "remind me to check the oven"),
-        ("turn off the light after an hour", "after", True, "turn off the light"),
-        ("remind me 10 minutes from now", "", True, "remind me"),
-        ("call me five minutes later", "", True, "call me"),
-        ("set a timer for 10 minutes", "for", False, "set a timer"),
-        ("set a 5 minute pasta timer", "", False, "set a pasta timer"),
-        ("remind me 10 minutes before the meeting", "", False, "remind me before the meeting"),
-        ("in about 10 minutes", "in", True, ""),
-    ],
-)
-def test_search_duration_says_how_it_was_said_and_what_is_left(
-    text: str, prefix: str, later: bool, rest: str
-) -> None:
-    found = search_duration(text)
-    assert found is not None
-    assert (found.prefix, found.later, found.rest) == (prefix, later, rest)
-
-
-# --- clock times ---------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("at 7", "7:00"),
-        ("at seven", "7:00"),
-        ("at 7 pm", "7:00 pm"),
-        ("at seven pm", "7:00 pm"),
-        ("at 7pm", "7:00 pm"),
-        ("at 7 p.m.", "7:00 pm"),
-        ("at 7 a m", "7:00 am"),
-        ("at 7:30 in the morning", "7:30 am"),
-        ("at seven thirty in the morning", "7:30 am"),
-        ("at 7 in the evening", "7:00 pm"),
-        ("at 3 in the afternoon", "3:00 pm"),
-        ("at 11 at night", "11:00 pm"),
-        ("at 8 tonight", "8:00 pm"),
-        ("at 12 tonight", "12:00 am"),
-        ("at half past seven", "7:30"),
-        ("at half past 7", "7:30"),
-        ("at quarter past seven", "7:15"),
-        ("at a quarter past 7", "7:15"),
-        ("at quarter to nine", "8:45"),
-        ("at a quarter to 9", "8:45"),
-        ("at quarter to one", "12:45"),
-        ("at quarter to one pm", "12:45 pm"),
-        ("at quarter to 1 am", "12:45 am"),
-        ("at ten past eight", "8:10"),
-        ("at twenty to six", "5:40"),
-        ("at 20 to 6", "5:40"),
-        ("at noon", "12:00 pm"),
-        ("at midday", "12:00 pm"),
-        ("at midnight", "12:00 am"),
-        ("at 19:30", "19:30"),
-        ("at 0:15", "0:15"),
-        ("at 7.30", "7:30"),
-        ("at 7 30", "7:30"),
-        ("at seven oh five", "7:05"),
-        ("tomorrow at 8", "tomorrow 8:00"),
-        ("tomorrow at eight am", "tomorrow 8:00 am"),
-        ("at 8 tomorrow morning", "tomorrow 8:00 am"),
-        ("tomorrow evening at 6", "tomorrow 6:00 pm"),
-        ("tomorrow at noon", "tomorrow 12:00 pm"),
-        ("at seven thirty pm", "7:30 pm"),
-        ("7 o'clock", "7:00"),
-        ("seven o'clock", "7:00"),
-        ("6:30 am", "6:30 am"),
-        ("6:30am", "6:30 am"),
-        ("set an alarm for 6:30 am", "6:30 am"),
-        ("wake me up at 7", "7:00"),
-        ("alarm at 7 tomorrow", "tomorrow 7:00"),
-        ("at about 7", "7:00"),
-        ("today at 5 pm", "5:00 pm"),
-        ("this evening at 6", "6:00 pm"),
-    ],
-)
-def test_clock_times_become_at_strings(text: str, expected: str) -> None:
-    assert parse_at(text) == expected
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "",
-        "7",  # a bare number needs "at"
-        "set a timer for 10 minutes",
-        "in 7 minutes",
-        "at 5 percent",
-        "at 25",
-        "at 2024",
-        "at 13 pm",
-        "at 7 on monday",  # a weekday the at string cannot say
-        "every day at 7",
-        "on the 3rd at 7",
-        "the day after tomorrow at 7",
-        "in the morning",
-        "tomorrow",
-    ],
-)
-def test_no_clock_time(text: str) -> None:
-    assert parse_at(text) is None
-
-
-@pytest.mark.parametrize(
-    ("text", "prefix", "rest"),
-    [
-        ("remind me at 7 pm to call mom", "at", "remind me to call mom"),
-        ("remind me to take the bins out at 8", "at", "remind me to take the bins out"),
-        ("remind me tomorrow to call mom at 9", "at", "remind me to call mom"),
-        ("set an alarm for tomorrow at 6 in the morning", "at", "set an alarm for"),
-        ("set an alarm for 6:30 am", "for", "set an alarm"),
-        ("be ready by 5 pm", "by", "be ready"),
-        ("7 pm", "", ""),
-    ],
-)
-def test_search_at_says_how_it_was_said_and_what_is_left(text: str, prefix: str, rest: str) -> None:
-    found = search_at(text)
-    assert found is not None
-    assert (found.prefix, found.rest) == (prefix, rest)
 
 
 # --- resolving the at contract -------------------------------------------------------------------
@@ -313,14 +98,6 @@ def test_resolve_at_refuses_anything_else(text: str) -> None:
 def test_resolve_at_needs_an_aware_now() -> None:
     with pytest.raises(ValueError, match="aware"):
         resolve_at("7:00", datetime(2026, 6, 10, 6, 0))
-
-
-def test_every_at_string_parse_at_writes_is_one_resolve_at_reads() -> None:
-    now = at(BERLIN, 2026, 6, 10, 6, 0)
-    for text in ("at 7", "at 7 pm", "tomorrow at noon", "at quarter to nine", "at 19:30", "at midnight"):
-        at_string = parse_at(text)
-        assert at_string is not None
-        assert resolve_at(at_string, now) > now
 
 
 # --- DST -----------------------------------------------------------------------------------------
