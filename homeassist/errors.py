@@ -132,3 +132,15 @@ class AudioError(HomeassistError):
     """The microphone or the speaker cannot be used; the message says which and what to do."""
 
     spoken = "I can't use the microphone right now."
+
+
+def kinds_of(base: type[BaseException]) -> frozenset[str]:
+    """The names of ``base`` and of every class under it: the ``Reply.error_kind`` values that mean an
+    error of that family (a reply carries its error's kind as a name, so that it travels as JSON)."""
+    names: set[str] = set()
+    todo = [base]
+    while todo:
+        cls = todo.pop()
+        names.add(cls.__name__)
+        todo.extend(cls.__subclasses__())
+    return frozenset(names)

@@ -163,7 +163,12 @@ class Reply:
     path: ReplyPath
     actions: tuple[ToolResult, ...] = ()
     recoveries: tuple[str, ...] = ()
+    #: Why the request failed, for the log and the API: ``"Kind: detail"``; None when it did not.
     error: str | None = None
+    #: The failure's kind as a value (an error class's name such as ``"WebSearchTimeout"``, or a word
+    #: such as ``"LowConfidence"``): what the log's summary, the statistics, the metrics and the
+    #: daemon's component states read. Set together with ``error``.
+    error_kind: str | None = None
     request_id: str = ""
     timings_ms: dict[str, float] = field(default_factory=dict)
     #: Model turns that called tools (0 on the local path).
@@ -182,6 +187,7 @@ class Reply:
             "actions": [a.to_dict() for a in self.actions],
             "recoveries": list(self.recoveries),
             "error": self.error,
+            "error_kind": self.error_kind,
             "request_id": self.request_id,
             "timings_ms": dict(self.timings_ms),
             "rounds": self.rounds,
@@ -197,6 +203,7 @@ class Reply:
             actions=tuple(ToolResult.from_dict(a) for a in data.get("actions", [])),
             recoveries=tuple(data.get("recoveries", [])),
             error=data.get("error"),
+            error_kind=data.get("error_kind"),
             request_id=data.get("request_id", ""),
             timings_ms=dict(data.get("timings_ms", {})),
             rounds=int(data.get("rounds", 0)),

@@ -47,11 +47,6 @@ def label(value: object) -> str:
     return text if text else "none"
 
 
-def error_class(error: str) -> str:
-    """``"ModelUnreachableError: no answer"`` -> ``"ModelUnreachableError"``."""
-    return label(error.split(":", 1)[0].strip())
-
-
 class Metrics:
     """The daemon's metrics in their own registry."""
 
@@ -130,7 +125,7 @@ class Metrics:
         kind, path = label(reply.intent.kind), label(reply.path)
         self.requests.labels(kind, path).inc()
         if reply.error:
-            self.request_errors.labels(kind, error_class(reply.error)).inc()
+            self.request_errors.labels(kind, label(reply.error_kind or "")).inc()
         for stage, ms in reply.timings_ms.items():
             if stage != "total":
                 self.stage_seconds.labels(label(stage)).observe(ms / 1000)

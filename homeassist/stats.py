@@ -41,7 +41,7 @@ CREATE TABLE IF NOT EXISTS requests (
     recoveries TEXT NOT NULL,
     rounds INTEGER NOT NULL,
     tools TEXT NOT NULL,
-    error TEXT,
+    error TEXT,  -- the failure's kind (Reply.error_kind), never its detail
     total_ms REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS requests_model_path ON requests (model, path);
@@ -145,7 +145,7 @@ class Stats:
             json.dumps(list(reply.recoveries)),
             reply.rounds,
             json.dumps([f"{a.tool}:{'ok' if a.ok else 'error'}" for a in reply.actions]),
-            reply.error.split(":", 1)[0] if reply.error else None,
+            reply.error_kind,
             float(reply.timings_ms.get("total", 0.0)),
         )
         try:

@@ -49,7 +49,11 @@ def local_reply() -> Reply:
 
 
 def model_reply(
-    *, recoveries: tuple[str, ...] = (), error: str | None = None, text: str = "It is 7 °C."
+    *,
+    recoveries: tuple[str, ...] = (),
+    error: str | None = None,
+    kind: str | None = None,
+    text: str = "It is 7 °C.",
 ) -> Reply:
     return Reply(
         text=text,
@@ -58,6 +62,7 @@ def model_reply(
         path="model",
         recoveries=recoveries,
         error=error,
+        error_kind=kind,
         timings_ms={"classify": 1.0, "model": 1500.0, "total": 1510.0},
         rounds=1,
     )
@@ -109,6 +114,7 @@ def test_a_failed_model_reply_counts_its_error_class_and_a_failure() -> None:
     metrics = Metrics()
     failed = model_reply(
         error="ModelUnreachableError: cannot reach Ollama at http://127.0.0.1:11434: refused",
+        kind="ModelUnreachableError",
         text="I can't reach the language model right now.",
     )
     metrics.observe_reply(failed, MODEL)
@@ -143,6 +149,7 @@ def test_a_model_request_is_one_where_the_model_was_asked() -> None:
         path="local",
         recoveries=("local_after_model_error",),
         error="ModelTimeoutError: no answer within 30 s",
+        error_kind="ModelTimeoutError",
         timings_ms={"classify": 1.0, "model": 30000.0, "tools": 5.0, "total": 30010.0},
     )
     # A web search that failed before any model was asked: not a model request.
@@ -152,6 +159,7 @@ def test_a_model_request_is_one_where_the_model_was_asked() -> None:
         intent=Intent("web", 0.8),
         path="fallback",
         error="WebSearchTimeout: no results within 5 s",
+        error_kind="WebSearchTimeout",
         timings_ms={"classify": 1.0, "web": 5000.0, "total": 5002.0},
     )
     metrics.observe_reply(rescued, MODEL)
@@ -252,7 +260,7 @@ def test_label_values_are_clamped() -> None:
     long_name = "t" * 500
     metrics.observe_tool(ToolResult(long_name, {}, True, "ok", 1.0, caller="model"))
     metrics.set_component("c" * 100, "ready")
-    metrics.observe_reply(model_reply(error="X" * 300 + ": detail"), "m" * 80)
+    metrics.observe_reply(model_reply(error="X" * 300 + ": detail", kind="X" * 300), "m" * 80)
 
     tools = {dict(labels)["tool"] for name, labels in names(metrics, "homeassist_tool_calls_total")}
     assert tools == {"t" * MAX_LABEL}

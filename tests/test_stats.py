@@ -133,3 +133,16 @@ def test_each_request_is_stored_with_its_rounds_tools_and_recoveries(tmp_path: P
             "SELECT model, path, kind, first_ok, final_ok, retries, rounds, tools FROM requests"
         ).fetchone()
     assert row == ("qwen3:0.6b", "model", "device", 0, 1, 1, 2, '["turn_on:ok"]')
+
+
+def test_a_failed_request_is_stored_with_its_error_kind_not_its_detail(tmp_path: Path) -> None:
+    stats = Stats(tmp_path / FILE_NAME)
+    failed = dataclasses.replace(
+        a_reply(error="ModelTimeoutError: no answer from http://127.0.0.1:11434 within 30 s"),
+        error_kind="ModelTimeoutError",
+    )
+    stats.record(failed, "qwen3:0.6b")
+    stats.record(a_reply(), "qwen3:0.6b")
+    with sqlite3.connect(tmp_path / FILE_NAME) as db:
+        errors = [row[0] for row in db.execute("SELECT error FROM requests ORDER BY at")]
+    assert errors == ["ModelTimeoutError", None]

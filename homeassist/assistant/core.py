@@ -130,11 +130,11 @@ class Assistant:
         actions: list[ToolResult] = []
         recoveries: list[str] = []
         rounds = 0
-        error: str | None = None
+        failure: HomeassistError | None = None
         path: ReplyPath
         if unavailable is not None:
             path = "local"
-            error = f"{type(unavailable).__name__}: {unavailable}"
+            failure = unavailable
             _LOGGER.warning("Request %s: Z-Wave unavailable: %s", request_id, unavailable)
             reply_text = unavailable.spoken
         elif intent.question and self.prefer_local:
@@ -146,7 +146,7 @@ class Assistant:
             reply_text = await self._run_local(text, intent, actions, timings)
         elif intent.kind == "web" and self.web is not None:
             path = "fallback"
-            reply_text, error = await self._web_answer(
+            reply_text, failure = await self._web_answer(
                 request_id, text, on_sentence, actions, recoveries, timings
             )
         else:
@@ -163,7 +163,7 @@ class Assistant:
                 )
             except ModelError as err:
                 timings["model"] = _ms(stage)
-                error = f"{type(err).__name__}: {err}"
+                failure = err
                 _LOGGER.warning("Request %s: model failed: %s", request_id, err)
                 reply_text = err.spoken
                 if runnable:
@@ -172,7 +172,7 @@ class Assistant:
                     reply_text = f"{err.spoken} {await self._run_local(text, intent, actions, timings)}"
             except HomeassistError as err:
                 timings["model"] = _ms(stage)
-                error = f"{type(err).__name__}: {err}"
+                failure = err
                 _LOGGER.warning("Request %s: %s", request_id, err)
                 reply_text = err.spoken
             else:
@@ -184,7 +184,7 @@ class Assistant:
                 if self.web is not None and needs_search(intent.kind, answer.text):
                     _LOGGER.info("Request %s: the model does not know; searching the web", request_id)
                     path = "fallback"
-                    reply_text, error = await self._web_answer(
+                    reply_text, failure = await self._web_answer(
                         request_id, text, on_sentence, actions, recoveries, timings
                     )
         self._remember_device(actions)
@@ -198,7 +198,8 @@ class Assistant:
             path=path,
             actions=tuple(actions),
             recoveries=tuple(recoveries),
-            error=error,
+            error=f"{type(failure).__name__}: {failure}" if failure is not None else None,
+            error_kind=type(failure).__name__ if failure is not None else None,
             request_id=request_id,
             timings_ms=timings,
             rounds=rounds,
@@ -229,6 +230,7 @@ class Assistant:
             intent=intent,
             path="local",
             error=f"LowConfidence: heard with confidence {confidence:.2f}",
+            error_kind="LowConfidence",
             request_id=uuid.uuid4().hex[:8],
             timings_ms={"total": _ms(start)},
         )
@@ -263,6 +265,7 @@ class Assistant:
             intent=Intent("general", 0.0),
             path="local",
             error=f"RequestTooLong: {len(text)} characters (at most {MAX_REQUEST_CHARS})",
+            error_kind="RequestTooLong",
             request_id=request_id,
             timings_ms={"total": _ms(start)},
         )
@@ -302,8 +305,8 @@ class Assistant:
         actions: list[ToolResult],
         recoveries: list[str],
         timings: dict[str, float],
-    ) -> tuple[str, str | None]:
-        """Search, then let the model answer from the results with no tools. Returns (reply, error).
+    ) -> tuple[str, HomeassistError | None]:
+        """Search, then let the model answer from the results with no tools. Returns (reply, failure).
         Everything said here goes to ``on_sentence`` (the user may already have heard the notice)."""
         assert self.web is not None
 
@@ -324,7 +327,7 @@ class Assistant:
         timings["web"] = _ms(stage)
         actions.extend(outcome.actions)
         if outcome.error is not None:
-            return await say(outcome.error.spoken), f"{type(outcome.error).__name__}: {outcome.error}"
+            return await say(outcome.error.spoken), outcome.error
         if not outcome.results:
             _LOGGER.info("Request %s: the web search found nothing", request_id)
             return await say(NOTHING_FOUND), None
@@ -337,7 +340,7 @@ class Assistant:
         except ModelError as err:
             timings["model_web"] = _ms(stage)
             _LOGGER.warning("Request %s: model failed on the search results: %s", request_id, err)
-            return await say(f"{err.spoken} {outcome.read_out()}"), f"{type(err).__name__}: {err}"
+            return await say(f"{err.spoken} {outcome.read_out()}"), err
         timings["model_web"] = _ms(stage)
         actions.extend(answer.actions)
         recoveries.extend(answer.recoveries)
@@ -407,7 +410,7 @@ def summary_fields(reply: Reply, *, with_text: bool = False) -> dict[str, Any]:
             "attempts": 1 + len(reply.recoveries),
             "tools": [{"tool": a.tool, "ok": a.ok, "ms": round(a.elapsed_ms, 1)} for a in reply.actions],
             "recoveries": list(reply.recoveries),
-            "error": reply.error.split(":", 1)[0] if reply.error else None,
+            "error": reply.error_kind,
             "timings_ms": {k: round(v, 1) for k, v in reply.timings_ms.items()},
         }
     }
@@ -429,7 +432,7 @@ def log_summary(reply: Reply, *, with_text: bool = False) -> None:
         1 + len(reply.recoveries),
         tools,
         ",".join(reply.recoveries) or "-",
-        f" error={reply.error.split(':', 1)[0]}" if reply.error else "",
+        f" error={reply.error_kind}" if reply.error_kind else "",
         stages,
         reply.timings_ms.get("total", 0.0),
         f" text={json.dumps(reply.request, ensure_ascii=False)}" if with_text else "",

@@ -41,7 +41,14 @@ from homeassist.daemon.notify import Notifier, watchdog
 from homeassist.daemon.requests import RequestQueue
 from homeassist.daemon.runtime import Runtime, build_runtime
 from homeassist.daemon.supervisor import Component, Supervisor
-from homeassist.errors import ConfigError, HomeassistError, QueueFullError
+from homeassist.errors import (
+    ConfigError,
+    HomeassistError,
+    ModelError,
+    QueueFullError,
+    WebSearchError,
+    kinds_of,
+)
 from homeassist.llm.base import SentenceSink
 from homeassist.llm.ollama import OllamaClient
 from homeassist.llm.unavailable import UnavailableModelClient, probe_ollama
@@ -234,17 +241,17 @@ class Daemon:
 
     def _learn_from(self, reply: Reply) -> None:
         """A request's outcome says something about the parts it used."""
-        error = (reply.error or "").split(":", 1)[0]
+        kind = reply.error_kind
         model = self.supervisor.components.get("model")
-        if model is not None and error.startswith("Model"):
+        if model is not None and kind in kinds_of(ModelError):
             model.set("degraded", component_reason(reply))
-        elif model is not None and "model" in reply.timings_ms and not error:
+        elif model is not None and "model" in reply.timings_ms and not kind:
             model.set("ready")
         web = self.supervisor.components.get("web")
         if web is not None and self.runtime.web is not None:
-            if error == "WebSearchError":
+            if kind in kinds_of(WebSearchError):  # a timeout or a bot check as much as a broken page
                 web.set("degraded", component_reason(reply))
-            elif "web" in reply.timings_ms and not error.startswith("WebSearch"):
+            elif "web" in reply.timings_ms:
                 web.set("ready", "browser running")
 
     def submit(self, text: str) -> asyncio.Future[Reply]:
