@@ -2,8 +2,8 @@
 
 What is here: the nouns for each device type (Home Assistant domain words), the words that only
 describe a type, the room synonyms, the rooms people have, the words of a command that name nothing
-(verbs, articles, numbers' words), and how close two names look and sound (edit and phonetic
-similarity, with ``jellyfish``).
+(verbs, articles, numbers' words), how close two names look and sound (edit and phonetic
+similarity, with ``jellyfish``), and the words that stop homeassist talking or end a ringing timer.
 
 Where it lives, and why: at the package's top level beside ``messages.py``, and pure (no I/O, no state
 beyond caches of pure functions, no import of another ``homeassist`` module). ``homeassist.intent`` (the
@@ -125,6 +125,29 @@ COMMAND_WORDS = frozenset(
         "everywhere", "house", "home", "one", "ones", "okay", "ok", "hey", "yes",
     }
 )  # fmt: skip
+
+#: Said alone, these stop what homeassist is saying and drop the answers still to come (the voice
+#: loop); at the start of something longer they are a request ("stop the fan"). Regular expression
+#: alternatives, matched case-insensitively.
+STOP_PHRASES = r"stop|cancel|never ?mind|be quiet|quiet|shut up|enough"
+#: While a timer or alarm rings, these end it too, as do the stop phrases, also at the start of
+#: something longer ("okay, thanks", "stop that"). Said at any other time they are a request ("thanks"
+#: is answered), never a stop.
+ACKNOWLEDGEMENTS = r"ok(?:ay)?|dismiss|thanks?(?: you)?"
+_STOP = re.compile(rf"^\W*(?:{STOP_PHRASES})\W*$", re.IGNORECASE)
+_DISMISS = re.compile(rf"^\W*(?:{STOP_PHRASES}|{ACKNOWLEDGEMENTS})\b", re.IGNORECASE)
+
+
+def says_stop(text: str) -> bool:
+    """The whole utterance is a stop phrase ("stop", "never mind."): not "stop the fan"."""
+    return _STOP.match(text) is not None
+
+
+def dismisses(text: str) -> bool:
+    """The utterance starts with a stop phrase or an acknowledgement ("okay, thanks", "stop it"): what
+    ends a ringing timer or alarm."""
+    return _DISMISS.match(text) is not None
+
 
 _LOCATIVE = frozenset({"in", "on", "at", "from", "inside", "outside", "into", "near", "by"})
 _DETERMINERS = frozenset({"the", "a", "an", "my", "our", "this", "that", "your"})

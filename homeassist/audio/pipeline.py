@@ -30,7 +30,6 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-import re
 import threading
 import time
 from collections import deque
@@ -46,12 +45,12 @@ from homeassist.audio.speaker import Speaker
 from homeassist.audio.stt import BackgroundTranscriber
 from homeassist.audio.wake import WakeWordDetector, strip_wake_phrase
 from homeassist.messages import Reply, Transcript
+from homeassist.vocabulary import says_stop
 
 _LOGGER = logging.getLogger(__name__)
 
 NOTHING_HEARD = "Sorry, I didn't hear anything."
 NOT_UNDERSTOOD = "Sorry, I didn't catch that."
-_STOP = re.compile(r"^\W*(stop|cancel|never ?mind|be quiet|quiet|shut up|enough)\W*$", re.IGNORECASE)
 #: Audio after the speaker stops that may still hold its echo; dropped like the playback itself.
 ECHO_TAIL_S = 0.25
 #: Without acting at the first pause: a pause this long in speech starts transcribing what was said so
@@ -337,7 +336,7 @@ class VoiceLoop:
             if self.wake.enabled:
                 await self.speaker.say(NOT_UNDERSTOOD)
             return
-        if _STOP.match(transcript.text):
+        if says_stop(transcript.text):
             heard.events.append("stopped")
             for task in self._answers:
                 task.cancel()

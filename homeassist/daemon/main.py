@@ -21,7 +21,6 @@ import contextlib
 import gc
 import logging
 import os
-import re
 import signal
 import sys
 import time
@@ -59,6 +58,7 @@ from homeassist.scheduler.service import FILE_NAME as SCHEDULER_FILE
 from homeassist.scheduler.service import Job, NotReadyError, Scheduler, SchedulerError, StoreLoss
 from homeassist.tools.clock import resolve_timezone
 from homeassist.tools.timers import stored_call
+from homeassist.vocabulary import dismisses
 from homeassist.web.build import purge_browser_logs
 from homeassist.web.fallback import search_query, without_query
 
@@ -84,8 +84,6 @@ STOP_TIMEOUTS_S = {
     "model client": 3.0,
     "zwave connection": 10.0,
 }
-#: Said while a timer or alarm rings, these dismiss it.
-DISMISS = re.compile(r"^\W*(stop|ok(ay)?|dismiss|enough|shut up|quiet|thanks?( you)?)\b", re.IGNORECASE)
 RING_PAUSE_S = 3.0
 #: An announcement waits this long at most for the request in flight (a model answering at length must
 #: not hold a timer back for good); it never waits for the requests queued behind that one.
@@ -231,7 +229,7 @@ class Daemon:
     # --- requests ---------------------------------------------------------------------------------
 
     async def _answer(self, text: str, source: str, on_sentence: SentenceSink | None) -> Reply:
-        if self._ringing is not None and not self._ringing.done() and DISMISS.match(text):
+        if self._ringing is not None and not self._ringing.done() and dismisses(text):
             await self._dismiss()
             return Reply(text="Okay.", request=text, intent=Intent("timer", 1.0), path="local")
         reply = await self.runtime.assistant.handle(text, on_sentence=on_sentence)
