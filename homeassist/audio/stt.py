@@ -25,6 +25,10 @@ Biasing (``[stt] bias``): the home's device names, rooms and aliases, the comman
 to whisper as ``hotwords`` or as a short ``initial_prompt``. ``home`` is a callable (the device
 backend's ``home()``) read before each utterance; the text is rebuilt only when the home changed.
 
+Choosing: beam search keeps ``beam_size`` hypotheses, and the one kept is whisper's best unless another
+is made of words people say to the home while the best is not ("make the kitchen light brighter", not
+"... Kitchen Light Rider"): see ``homeassist.audio.lexicon``.
+
 Confidence: ``exp(mean avg_logprob) * (1 - max no_speech_prob)`` of the kept segments, in [0, 1]. The
 gate that reads it (a voice request below ``[stt] min_confidence`` never acts and never searches) is
 the Assistant's ``refuse_unheard``.
@@ -47,6 +51,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from homeassist.audio.lexicon import LEXICON_WEIGHT, Hypothesis, choose, known_words
 from homeassist.audio.models import SttModelError, is_english_only, resolve_model
 from homeassist.config.settings import SttSettings
 from homeassist.messages import Transcript
@@ -129,6 +134,7 @@ class BackgroundTranscriber:
         threads: int = 0,
         home: Callable[[], Home | None] | None = None,
         wake_phrases: Sequence[str] = (),
+        lexicon_weight: float = LEXICON_WEIGHT,
     ) -> None:
         if is_english_only(settings.model) and language != "en":
             raise SttModelError(
@@ -146,7 +152,9 @@ class BackgroundTranscriber:
         self.home = home
         #: The wake phrases said before a command ("Hey Jarvis"): they bias recognition too.
         self.wake_phrases = tuple(wake_phrases)
-        self._bias: tuple[str, str] = ("", "")  # (home key, text)
+        #: How much a hypothesis loses for words outside the home's and requests' (``lexicon``).
+        self.lexicon_weight = lexicon_weight
+        self._home: tuple[str, str, frozenset[str]] | None = None  # (home key, bias text, known words)
         self._tokenizer: Any = None
         self._suppress: Any = None
 
@@ -160,18 +168,27 @@ class BackgroundTranscriber:
 
     def bias(self) -> str:
         """The biasing text for the home now, rebuilt only when the home changed."""
-        if self.settings.bias == "off":
-            return ""
+        return self._home_now()[1]
+
+    def known_words(self) -> frozenset[str]:
+        """The words a hypothesis may use without losing score (``lexicon``): the home's names and rooms,
+        the wake phrases and the words of requests."""
+        return self._home_now()[2]
+
+    def _home_now(self) -> tuple[str, str, frozenset[str]]:
         try:
             home = self.home() if self.home is not None else None
         except Exception:  # a home that cannot be read now must not cost the utterance
             _LOGGER.exception("Could not read the home for speech biasing")
             home = None
         key = _home_key(home)
-        if key != self._bias[0]:
-            self._bias = (key, bias_text(home, self.settings.bias, self.wake_phrases))
-            _LOGGER.debug("Speech biasing rebuilt (%d characters)", len(self._bias[1]))
-        return self._bias[1]
+        if self._home is None or key != self._home[0]:
+            text = (
+                "" if self.settings.bias == "off" else bias_text(home, self.settings.bias, self.wake_phrases)
+            )
+            self._home = (key, text, known_words([*home_phrases(home), *self.wake_phrases]))
+            _LOGGER.debug("Speech biasing rebuilt (%d characters)", len(text))
+        return self._home
 
     @property
     def loaded(self) -> bool:
@@ -300,17 +317,23 @@ class BackgroundTranscriber:
             encoded,
             [prompt],
             beam_size=self.settings.beam_size,
+            num_hypotheses=self.settings.beam_size if self.lexicon_weight > 0 else 1,
             max_length=len(prompt) + max_tokens(duration_s),
             return_scores=True,
             return_no_speech_prob=True,
             suppress_blank=True,
             suppress_tokens=self._suppress,
         )[0]
-        tokens = result.sequences_ids[0]
-        # The score is the sum of log-probabilities over the length (length penalty 1); faster-whisper
+        # Each score is the sum of log-probabilities over the length (length penalty 1); faster-whisper
         # averages over one more (the end of text).
-        avg_logprob = result.scores[0] * len(tokens) / (len(tokens) + 1)
-        return Decoded(tokenizer.decode(tokens), avg_logprob, result.no_speech_prob)
+        hypotheses = [
+            Hypothesis(tokenizer.decode(tokens), score * len(tokens) / (len(tokens) + 1))
+            for tokens, score in zip(result.sequences_ids, result.scores, strict=True)
+        ]
+        best = hypotheses[choose(hypotheses, self.known_words(), self.lexicon_weight)]
+        if best is not hypotheses[0]:
+            _LOGGER.debug("Chose %r over whisper's first %r", best.text, hypotheses[0].text)
+        return Decoded(best.text, best.score, result.no_speech_prob)
 
     async def aclose(self) -> None:
         self._worker.shutdown(wait=False, cancel_futures=True)

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from homeassist.audio.lexicon import LEXICON_WEIGHT
 from homeassist.audio.stt import MAX_TOKENS, BackgroundTranscriber, bias_text, home_phrases, max_tokens
 from homeassist.config.settings import SttSettings
 from tests.audio.conftest import STT_TIME_LIMIT_S, compose, synthesize
@@ -218,6 +219,44 @@ def test_a_short_utterance_is_decoded_on_a_window_of_window_s(
     assert options["beam_size"] == tiny.settings.beam_size == 5 and "sampling_temperature" not in options
     assert options["max_length"] - len(prompt) == max_tokens(len(clip) / 16_000) < MAX_TOKENS
     assert options["return_no_speech_prob"] is True
+    assert options["num_hypotheses"] == 5  # every hypothesis of the beam, to choose among (lexicon.py)
+
+
+class Hypotheses(Spy):
+    """Answers generate with the given hypotheses (text, score per token), as CTranslate2 would."""
+
+    def __init__(self, inner: Any, tokenizer: Any, hypotheses: list[tuple[str, float]]) -> None:
+        super().__init__(inner)
+        self.ids = [tokenizer.encode(text) for text, _ in hypotheses]
+        # CTranslate2's score is the sum over the tokens divided by their number (length penalty 1).
+        self.scores = [score for _, score in hypotheses]
+
+    def generate(self, encoded: Any, prompts: list[list[int]], **options: Any) -> Any:
+        self.generated.append((prompts, options))
+        return [SimpleNamespace(sequences_ids=self.ids, scores=self.scores, no_speech_prob=0.01)]
+
+
+def test_the_hypothesis_made_of_request_words_is_kept_with_its_own_confidence(
+    tiny: BackgroundTranscriber, tmp_path: Path
+) -> None:
+    clip = compose(0.3, synthesize("make the kitchen light brighter", tmp_path), 0.3)
+    model = tiny._model.model
+    tiny._model.model = Hypotheses(
+        model,
+        tiny._tokenizer,
+        [(" Make the Porch Light Rider.", -0.26), (" Make the porch light brighter.", -0.4)],
+    )
+    try:
+        transcript = tiny.transcribe_blocking(clip)
+        tiny.lexicon_weight = 0.0  # whisper's own first
+        first = tiny.transcribe_blocking(clip)
+    finally:
+        tiny._model.model = model
+        tiny.lexicon_weight = LEXICON_WEIGHT
+    assert transcript.text == "Make the porch light brighter."
+    assert first.text == "Make the Porch Light Rider."
+    # The confidence is the chosen words': lower than whisper's first, never borrowed from it.
+    assert transcript.confidence < first.confidence
 
 
 def test_an_utterance_longer_than_the_window_gets_its_own_length(
