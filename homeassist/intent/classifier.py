@@ -19,12 +19,13 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from homeassist.intent.answers import choose
 from homeassist.intent.clock_times import FoundAt, mentions_other_day, search_at
 from homeassist.intent.durations import FoundDuration, search_duration
-from homeassist.intent.home import Home, HomeIndex, index_of
+from homeassist.intent.home import HomeIndex, HomeSnapshot, index_of
 from homeassist.intent.numbers import words_to_digits
 from homeassist.intent.router import route
-from homeassist.intent.targets import Said, Target, choose, device_command, device_intent, parse, resolve
+from homeassist.intent.targets import Said, Target, device_command, device_intent, parse, resolve
 from homeassist.messages import Command, Intent, IntentKind
 
 #: Only the start of a longer text is classified: a spoken request is far shorter, and some routing
@@ -76,7 +77,7 @@ class IntentClassifier:
     """``classify(text, home, follow_up) -> Intent``. Stateless; safe to share."""
 
     def classify(
-        self, text: str, home: Home | dict[str, Any] | None = None, follow_up: FollowUp | None = None
+        self, text: str, home: HomeSnapshot | dict[str, Any] | None = None, follow_up: FollowUp | None = None
     ) -> Intent:
         norm = normalize_text(text[:MAX_CLASSIFY_CHARS])
         if not norm:

@@ -1,8 +1,10 @@
-"""The ``home`` the classifier reads: devices with names, areas, types and aliases, and its index.
+"""The home the classifier reads (``HomeSnapshot``: devices with names, areas, types and aliases) and
+its index (``HomeIndex`` of ``IndexedDevice``).
 
 Shape (DESIGN.md): ``{"devices": [{"name", "area", "type", "aliases"?}], "areas": [...], "floors": [...]}``
 with Home Assistant's domain words as types (light, switch, fan, climate, lock, cover, sensor,
-binary_sensor, ...). The Z-Wave layer builds it from the real network; tests and evaluations pass it in.
+binary_sensor, ...). The Z-Wave layer's ``Home.snapshot()`` builds it from the real network; tests and
+evaluations pass it in.
 
 ``index_of(home)`` turns it into what matching needs (every name, variant and room phrase, normalised;
 the words the home uses; the fuzzy-matching candidates with their sounds), built once per distinct
@@ -19,22 +21,30 @@ from homeassist.vocabulary import TYPE_HINTS, TYPE_NOUNS, noun_variants, room_na
 from homeassist.vocabulary import normalize_name as normalize_name
 
 
-class DeviceInfo(TypedDict):
+class SnapshotDevice(TypedDict):
+    """One device of a ``HomeSnapshot``."""
+
     name: str
     area: NotRequired[str | None]
     type: NotRequired[str]
     aliases: NotRequired[list[str]]
 
 
-class Home(TypedDict, total=False):
-    devices: list[DeviceInfo]
+class HomeSnapshot(TypedDict, total=False):
+    """The home as plain data, as the Z-Wave layer reports it and the classifier reads it."""
+
+    devices: list[SnapshotDevice]
     areas: list[str]
     floors: list[str]
 
 
+#: The old name, kept only until ``homeassist/assistant/core.py`` imports ``HomeSnapshot`` (issue 19).
+Home = HomeSnapshot
+
+
 @dataclass(frozen=True)
-class NamedDevice:
-    """A device of the home with every name it answers to, normalised."""
+class IndexedDevice:
+    """A device of the home's index, with every name it answers to, normalised."""
 
     name: str
     area: str
@@ -68,30 +78,22 @@ class Candidate:
 
 @dataclass(frozen=True)
 class HomeIndex:
-    devices: tuple[NamedDevice, ...]
+    devices: tuple[IndexedDevice, ...]
     areas: tuple[str, ...]
     #: (phrase, area) for every phrase that names an area, synonyms included; longest first.
     area_phrases: tuple[tuple[str, str], ...]
     #: (phrase, device) for the other ways to say a name ("porch lamp" for the Porch Light), only where
     #: no other device is called that; longest first.
-    variants: tuple[tuple[str, NamedDevice], ...]
+    variants: tuple[tuple[str, IndexedDevice], ...]
     #: Every word the home's names, aliases, variants and area phrases use (singular).
     words: frozenset[str]
     candidates: tuple[Candidate, ...]
 
-    def device(self, name: str) -> NamedDevice | None:
+    def device(self, name: str) -> IndexedDevice | None:
         return next((d for d in self.devices if d.name == name), None)
 
 
-def devices_of(home: Home | dict[str, Any] | None) -> list[NamedDevice]:
-    return list(index_of(home).devices)
-
-
-def areas_of(home: Home | dict[str, Any] | None) -> list[str]:
-    return list(index_of(home).areas)
-
-
-def index_of(home: Home | dict[str, Any] | None) -> HomeIndex:
+def index_of(home: HomeSnapshot | dict[str, Any] | None) -> HomeIndex:
     """The home's index, cached by its content."""
     if not home:
         return _build(((), ()))
@@ -120,7 +122,7 @@ def _build(key: _Key) -> HomeIndex:
         names = {normalize_name(name), *(normalize_name(a) for a in aliases)}
         names.discard("")
         devices.append(
-            NamedDevice(
+            IndexedDevice(
                 name=name,
                 area=area,
                 type=kind,
@@ -135,7 +137,7 @@ def _build(key: _Key) -> HomeIndex:
     )
     taken = {n for d in devices for n in d.names}
     rooms = {phrase for phrase, _ in area_phrases}
-    offered: dict[str, list[NamedDevice]] = {}
+    offered: dict[str, list[IndexedDevice]] = {}
     for device in devices:
         for name in device.names:
             for variant in noun_variants(name, device.type):

@@ -8,7 +8,7 @@ lock moves only for "lock" and "unlock". A word the home does not use is never d
 home lacks is answered ("There is no office here. The rooms are ..."); a name spelled or heard
 slightly wrong resolves when one device is clearly closest (``vocabulary.similarity``, edit and
 phonetic), and when two or three are close, or the closest is not close enough, the Intent carries a
-``question`` and one command per answer (``choices``), which ``choose`` reads in the next request.
+``question`` and one command per answer (``choices``), which ``answers.choose`` reads in the next request.
 Anything else carries no command: the model decides with the device tools.
 
 Pure and cheap: fuzzy matching runs only when exact matching met a word the home does not use, over
@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from homeassist.intent.home import HomeIndex, NamedDevice, normalize_name
+from homeassist.intent.home import HomeIndex, IndexedDevice, normalize_name
 from homeassist.intent.numbers import words_to_digits
 from homeassist.messages import Command, Intent
 from homeassist.vocabulary import (
@@ -49,8 +49,6 @@ CLOSE_WITHIN = 0.15
 #: candidate's name for the candidate to count ("lighr" and "light"; not "tv" and "light").
 WORD_AT = 0.55
 MAX_CHOICES = 3
-#: Said when the answer to a question is "no" or "neither".
-LEFT_ALONE = "OK, I'll leave it."
 
 _STATE_QUESTION = re.compile(
     r"^(is|are|was|were|what'?s|what is|what are|how|tell me if|check|which|any)\b"
@@ -91,7 +89,7 @@ class Said:
     """What a request's words name in the home."""
 
     #: Devices named by a whole name, alias or variant.
-    named: tuple[NamedDevice, ...]
+    named: tuple[IndexedDevice, ...]
     #: Areas named, by name or synonym.
     areas: tuple[str, ...]
     #: Type nouns said (singular), in order.
@@ -124,7 +122,7 @@ def parse(norm: str, index: HomeIndex) -> Said:
     text = normalize_name(norm)
     # Each device's longest name that the text contains (names are sorted longest first); a name
     # inside a longer one that also matched ("lamp" within "living room lamp") does not count.
-    said: dict[str, tuple[NamedDevice, str]] = {}
+    said: dict[str, tuple[IndexedDevice, str]] = {}
     for device in index.devices:
         for name in device.names:
             if _contains(text, name):
@@ -225,7 +223,7 @@ def _closest(said: Said, index: HomeIndex) -> Target | Ask | None:
     for candidate in index.candidates:
         if types and candidate.type not in types:
             continue
-        if not _sounds_like(said.unknown, candidate.phrase):
+        if not sounds_like(said.unknown, candidate.phrase):
             continue
         score = similarity(phrase, candidate.phrase)
         key = (candidate.device, candidate.group)
@@ -307,63 +305,10 @@ def _spoken(device: str, index: HomeIndex) -> str:
     return f"the {device.lower()}"
 
 
-# --- answers to a question, and requests that refer back -----------------------------------------------
-
-_NO = re.compile(r"^(?:no|nope|neither|none|cancel|never ?mind|forget it|nothing|leave it)\b")
-_YES = re.compile(r"^(?:yes|yeah|yep|yup|sure|ok|okay|correct|right|exactly|please|do it|that one)\b")
-_ORDINALS = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "last": -1}
-#: Words of an answer that pick nothing: "yes, I meant the porch light".
-_ANSWER_WORDS = frozenset({"yeah", "yep", "yup", "sure", "correct", "exactly", "mean", "meant", "said"})
-
-
-def choose(norm: str, choices: tuple[Command, ...], index: HomeIndex) -> Intent | None:
-    """The command an answer to a question picks ("the porch light", "the second one", "the lamp",
-    "yes" to one choice); "no" leaves everything alone; None when the answer picks none (it is
-    classified as a new request)."""
-    if _NO.match(norm):
-        return Intent("device", 0.9, question=LEFT_ALONE)
-    said = words(norm)
-    for word, at in _ORDINALS.items():
-        if word in said and -len(choices) <= at < len(choices):
-            return Intent("device", 0.9, choices[at])
-    wanted = {w for w in said if w not in COMMAND_WORDS and w not in _ANSWER_WORDS}
-    if not wanted:
-        return Intent("device", 0.9, choices[0]) if len(choices) == 1 and _YES.match(norm) else None
-    names = [str(c.args.get("device") or "") for c in choices]
-    for loose in (False, True):
-        # By the words of the names first ("the porch light" is not the porch lamp), then by the
-        # words of their types ("the lamp" among a light and a switch).
-        fits = [c for c, n in zip(choices, names, strict=True) if wanted <= _choice_words(n, index, loose)]
-        if len(fits) == 1:
-            return Intent("device", 0.9, fits[0])
-        if fits:
-            return None
-    phrase = " ".join(w for w in said if w in wanted)
-    unknown = [w for w in wanted if w not in index.words]
-    scores = sorted(
-        (similarity(phrase, normalize_name(n)), i)
-        for i, n in enumerate(names)
-        if _sounds_like(unknown, normalize_name(n))
-    )[::-1]
-    if scores and scores[0][0] >= ASK_AT and (len(scores) == 1 or scores[1][0] < scores[0][0] - CLOSE_WITHIN):
-        return Intent("device", 0.9, choices[scores[0][1]])
-    return None
-
-
-def _sounds_like(unknown: list[str] | tuple[str, ...], phrase: str) -> bool:
+def sounds_like(unknown: list[str] | tuple[str, ...], phrase: str) -> bool:
     """Whether every word said that the home does not use looks or sounds like a word of the phrase."""
     parts = phrase.split()
     return all(any(word_similarity(u, p) >= WORD_AT for p in parts) for u in unknown)
-
-
-def _choice_words(device: str, index: HomeIndex, loose: bool) -> frozenset[str]:
-    found = index.device(device)
-    if found is None:
-        return frozenset(words(device)) | ({"light", "lamp"} if loose else set())  # an area's lights
-    if not loose:
-        return found.words | found.area_words
-    nouns = {n for n, kind in TYPE_NOUNS.items() if kind == found.type}
-    return found.words | found.area_words | nouns | TYPE_HINTS.get(found.type, frozenset())
 
 
 def device_command(text: str, target: Target) -> Command | None:

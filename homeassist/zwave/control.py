@@ -22,7 +22,8 @@ from zwave_js_server.model.value import Value
 
 from homeassist.errors import ZWaveError, ZWaveUnavailableError
 from homeassist.zwave.connection import ZWaveConnection
-from homeassist.zwave.home import (
+from homeassist.zwave.home import Device, Home, build_devices
+from homeassist.zwave.values import (
     CC_BINARY_SENSOR,
     CC_BINARY_SWITCH,
     CC_DOOR_LOCK,
@@ -31,16 +32,19 @@ from homeassist.zwave.home import (
     CC_NOTIFICATION,
     CC_THERMOSTAT_MODE,
     CC_THERMOSTAT_SETPOINT,
-    Device,
-    Home,
-    build_devices,
+    LOCK_SECURED,
+    LOCK_UNSECURED,
+    SETPOINT_HEATING,
+    close_to,
+    convert_temperature,
+    equals,
+    find_value,
+    value_id,
+    value_unit,
 )
 
 _LOGGER = logging.getLogger(__name__)
 
-LOCK_SECURED = 255
-LOCK_UNSECURED = 0
-SETPOINT_HEATING = 1
 #: How long to wait for a device's own report of a change before asking it (polling).
 REPORT_GRACE_S = 1.0
 _FAILED = {
@@ -57,27 +61,6 @@ class Outcome:
     device: Device
     confirmed: bool
     how: str  # "supervision", "report", or why not confirmed
-
-
-def find_value(node: Node, command_class: int, prop: str, key: int | str | None = None) -> Value | None:
-    """The value with this command class, property and key, on the lowest endpoint that has it."""
-    matches = [
-        v
-        for v in node.values.values()
-        if v.command_class == command_class and v.property_ == prop and (key is None or v.property_key == key)
-    ]
-    return min(matches, key=lambda v: v.endpoint or 0) if matches else None
-
-
-def value_unit(value: Value) -> str:
-    """'C' or 'F', from a temperature value's metadata (Celsius when it says nothing)."""
-    return "F" if "F" in (value.metadata.unit or "°C") else "C"
-
-
-def convert_temperature(degrees: float, from_unit: str, to_unit: str) -> float:
-    if from_unit == to_unit:
-        return degrees
-    return degrees * 9 / 5 + 32 if to_unit == "F" else (degrees - 32) * 5 / 9
 
 
 def to_zwave_level(percent: float) -> int:
@@ -129,7 +112,7 @@ class HomeControl:
     def home_or_none(self) -> dict[str, Any] | None:
         """The classifier's ``home`` when connected, else None (never waits)."""
         try:
-            return self.home().to_home()
+            return self.home().snapshot()
         except ZWaveUnavailableError:
             return None
 
@@ -352,7 +335,7 @@ class HomeControl:
             try:
                 response = await asyncio.wait_for(
                     node.async_send_command(
-                        "poll_value", valueId=_value_id(report), require_schema=1, wait_for_result=True
+                        "poll_value", valueId=value_id(report), require_schema=1, wait_for_result=True
                     ),
                     remaining,
                 )
@@ -392,25 +375,8 @@ class HomeControl:
         return " ".join(sentences)
 
 
-def equals(expected: Any) -> Callable[[Any], bool]:
-    return lambda reported: bool(reported == expected)
-
-
-def close_to(expected: float) -> Callable[[Any], bool]:
-    return lambda reported: isinstance(reported, int | float) and abs(reported - expected) < 0.05
-
-
 def _join(names: Sequence[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-
-
-def _value_id(value: Value) -> dict[str, Any]:
-    data: dict[str, Any] = {"commandClass": value.command_class, "property": value.property_}
-    if value.endpoint is not None:
-        data["endpoint"] = value.endpoint
-    if value.property_key is not None:
-        data["propertyKey"] = value.property_key
-    return data
 
 
 def _reraise_if_cancelled() -> None:

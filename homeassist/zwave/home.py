@@ -36,19 +36,19 @@ from homeassist.vocabulary import (
     singular,
     words,
 )
+from homeassist.zwave.values import (
+    CC_BINARY_SENSOR,
+    CC_BINARY_SWITCH,
+    CC_DOOR_LOCK,
+    CC_MULTILEVEL_SENSOR,
+    CC_MULTILEVEL_SWITCH,
+    CC_NOTIFICATION,
+    CC_THERMOSTAT_MODE,
+    CC_THERMOSTAT_SETPOINT,
+    CC_WINDOW_COVERING,
+)
 
 __all__ = ["Device", "Home", "build_devices", "device_type", "is_plural", "singular", "words"]
-
-# Command class ids used to derive types and find values.
-CC_BINARY_SWITCH = 37
-CC_MULTILEVEL_SWITCH = 38
-CC_BINARY_SENSOR = 48
-CC_MULTILEVEL_SENSOR = 49
-CC_THERMOSTAT_MODE = 64
-CC_THERMOSTAT_SETPOINT = 67
-CC_DOOR_LOCK = 98
-CC_WINDOW_COVERING = 106
-CC_NOTIFICATION = 113
 
 _FILLER = frozenset(
     {"the", "a", "an", "my", "our", "in", "on", "at", "of", "to", "and", "please", "device", "devices"}
@@ -86,7 +86,8 @@ class Device:
     def describe(self) -> str:
         return f"{self.name} ({self.area})" if self.area else self.name
 
-    def to_home(self) -> dict[str, Any]:
+    def snapshot_entry(self) -> dict[str, Any]:
+        """This device as one entry of the home's snapshot (``homeassist.intent.home.SnapshotDevice``)."""
         entry: dict[str, Any] = {"name": self.name, "area": self.area or None, "type": self.type}
         if self.aliases:
             entry["aliases"] = list(self.aliases)
@@ -147,9 +148,9 @@ class Home:
     def areas(self) -> list[str]:
         return sorted({d.area for d in self.devices if d.area})
 
-    def to_home(self) -> dict[str, Any]:
-        """The ``home`` shape the classifier reads (DESIGN.md)."""
-        return {"devices": [d.to_home() for d in self.devices], "areas": self.areas, "floors": []}
+    def snapshot(self) -> dict[str, Any]:
+        """The home as plain data: the shape the classifier reads (``intent.home.HomeSnapshot``)."""
+        return {"devices": [d.snapshot_entry() for d in self.devices], "areas": self.areas, "floors": []}
 
     @cached_property
     def _rooms(self) -> list[tuple[tuple[str, ...], str]]:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from homeassist.intent.classifier import FollowUp, IntentClassifier, normalize_text
-from homeassist.intent.home import Home
+from homeassist.intent.home import HomeSnapshot
 from homeassist.messages import Command
 
-HOME: Home = {
+HOME: HomeSnapshot = {
     "devices": [
         {"name": "Kitchen Light", "area": "Kitchen", "type": "light"},
         {"name": "Porch Light", "area": "Porch", "type": "light"},

@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 
+from homeassist.intent.answers import LEFT_ALONE
 from homeassist.intent.classifier import FollowUp, IntentClassifier
-from homeassist.intent.home import Home, index_of
-from homeassist.intent.targets import LEFT_ALONE
+from homeassist.intent.home import HomeSnapshot, index_of
 from homeassist.messages import Command, Intent
 from homeassist.vocabulary import TYPE_NOUNS
 from homeassist.zwave import home as zwave_home
 from homeassist.zwave.home import Device
 
-HOME: Home = {
+HOME: HomeSnapshot = {
     "devices": [
         {"name": "Kitchen Light", "area": "Kitchen", "type": "light"},
         {"name": "Coffee Maker", "area": "Kitchen", "type": "switch"},

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from homeassist.intent.classifier import FollowUp, IntentClassifier
-from homeassist.intent.home import Home
+from homeassist.intent.home import HomeSnapshot
 from homeassist.messages import Command
 
-HOME: Home = {
+HOME: HomeSnapshot = {
     "devices": [
         {"name": "Kitchen Light", "area": "Kitchen", "type": "light"},
         {"name": "Porch Light", "area": "Porch", "type": "light"},
@@ -26,7 +26,7 @@ HOME: Home = {
 classifier = IntentClassifier()
 
 
-def timer(text: str, home: Home | None = HOME, follow_up: FollowUp | None = None) -> Command | None:
+def timer(text: str, home: HomeSnapshot | None = HOME, follow_up: FollowUp | None = None) -> Command | None:
     intent = classifier.classify(text, home, follow_up)
     assert intent.kind == "timer", f"{text!r} is {intent.kind}"
     return intent.command

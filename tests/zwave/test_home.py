@@ -149,7 +149,7 @@ def test_unknown_area() -> None:
 
 
 def test_home_shape_for_the_classifier() -> None:
-    shape = HOME.to_home()
+    shape = HOME.snapshot()
     assert shape["areas"] == ["Bedroom", "Entrance", "Hallway", "Kitchen", "Living Room", "Porch"]
     assert shape["devices"][3] == {
         "name": "Living Room Lamp",
