@@ -21,7 +21,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from homeassist.errors import HomeassistError
+from homeassist.config.loader import LoadedConfig
+from homeassist.errors import ConfigError, HomeassistError
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -107,6 +108,26 @@ def is_english_only(model: str) -> bool:
     """Whether ``[stt] model`` names an English-only model (``*.en``), which cannot take another language."""
     packaged = PACKAGED.get(model)
     return packaged.english_only if packaged else model.rstrip("/").endswith(".en")
+
+
+def check_model_language(loaded: LoadedConfig) -> None:
+    """Refuse a configuration whose ``[stt] model`` understands only English while ``[assistant]
+    language`` is another: a :class:`ConfigError` naming where the model (or the language) was set.
+    Run right after the configuration is loaded (every command, and the daemon's reload), so the
+    mistake is said before anything starts, as any other configuration error."""
+    settings = loaded.settings
+    if not is_english_only(settings.stt.model) or settings.assistant.language == "en":
+        return
+    source = (
+        loaded.origins.get(("stt", "model"))
+        or loaded.origins.get(("assistant", "language"))
+        or str(loaded.path or "defaults")
+    )
+    raise ConfigError(
+        f"{source}: [stt] model: found {settings.stt.model!r}, which understands only English, but "
+        f"[assistant] language is {settings.assistant.language!r}; allowed: a multilingual model "
+        "such as 'base', or [assistant] language = 'en'"
+    )
 
 
 def resolve_model(model: str, state_dir: Path) -> str:

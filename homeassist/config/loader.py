@@ -25,7 +25,6 @@ from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails
 
-from homeassist.audio.models import is_english_only
 from homeassist.config.settings import Settings
 from homeassist.errors import ConfigError
 
@@ -163,15 +162,6 @@ def load_settings(
             f"{source}: [anthropic] api_key: missing, and [ollama] provider = 'anthropic' needs it; "
             f"allowed: an Anthropic API key (sk-ant-...) in [anthropic] api_key or ${ENV_ANTHROPIC_KEY}, "
             "or [ollama] provider = 'ollama'"
-        )
-    if is_english_only(settings.stt.model) and settings.assistant.language != "en":
-        source = (
-            origins.get(("stt", "model")) or origins.get(("assistant", "language")) or str(path or "defaults")
-        )
-        raise ConfigError(
-            f"{source}: [stt] model: found {settings.stt.model!r}, which understands only English, but "
-            f"[assistant] language is {settings.assistant.language!r}; allowed: a multilingual model "
-            "such as 'base', or [assistant] language = 'en'"
         )
     return LoadedConfig(settings=settings, path=path, origins=origins)
 

@@ -248,13 +248,3 @@ def test_state_dir_resolution(tmp_path: Path) -> None:
     )
     configured = load_settings(env={"HOMEASSIST_PATHS__STATE_DIR": str(tmp_path)}).settings
     assert state_dir(configured, {"STATE_DIRECTORY": "/var/lib/homeassist"}) == tmp_path
-
-
-def test_an_english_only_speech_model_with_another_language_is_a_config_error() -> None:
-    message = error_of(env={"HOMEASSIST_ASSISTANT__LANGUAGE": "de"})
-    assert message.startswith(
-        "environment variable HOMEASSIST_ASSISTANT__LANGUAGE: [stt] model: found 'tiny.en'"
-    )
-    assert "allowed: a multilingual model such as 'base'" in message
-    settings = load_settings(env={"HOMEASSIST_ASSISTANT__LANGUAGE": "de", "HOMEASSIST_STT__MODEL": "base"})
-    assert settings.settings.stt.model == "base"
