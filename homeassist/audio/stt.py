@@ -29,7 +29,8 @@ Choosing: beam search keeps ``beam_size`` hypotheses, and the one kept is whispe
 is made of words people say to the home while the best is not ("make the kitchen light brighter", not
 "... Kitchen Light Rider"): see ``homeassist.audio.lexicon``.
 
-Confidence: ``exp(mean avg_logprob) * (1 - max no_speech_prob)`` of the kept segments, in [0, 1]. The
+Confidence: ``exp(mean avg_logprob) * (1 - max no_speech_prob)`` of the kept segments, in [0, 1], times
+how sure the beam was of the command's direction (on or off: ``lexicon.direction_agreement``). The
 gate that reads it (a voice request below ``[stt] min_confidence`` never acts and never searches) is
 the Assistant's ``refuse_unheard``.
 """
@@ -51,7 +52,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from homeassist.audio.lexicon import LEXICON_WEIGHT, Hypothesis, choose, known_words
+from homeassist.audio.lexicon import LEXICON_WEIGHT, Hypothesis, choose, direction_agreement, known_words
 from homeassist.audio.models import SttModelError, is_english_only, resolve_model
 from homeassist.config.settings import SttSettings
 from homeassist.messages import Transcript
@@ -327,13 +328,17 @@ class BackgroundTranscriber:
         # Each score is the sum of log-probabilities over the length (length penalty 1); faster-whisper
         # averages over one more (the end of text).
         hypotheses = [
-            Hypothesis(tokenizer.decode(tokens), score * len(tokens) / (len(tokens) + 1))
+            Hypothesis(tokenizer.decode(tokens), score * len(tokens) / (len(tokens) + 1), len(tokens) + 1)
             for tokens, score in zip(result.sequences_ids, result.scores, strict=True)
         ]
-        best = hypotheses[choose(hypotheses, self.known_words(), self.lexicon_weight)]
-        if best is not hypotheses[0]:
+        kept = choose(hypotheses, self.known_words(), self.lexicon_weight)
+        best = hypotheses[kept]
+        if kept:
             _LOGGER.debug("Chose %r over whisper's first %r", best.text, hypotheses[0].text)
-        return Decoded(best.text, best.score, result.no_speech_prob)
+        agreement = direction_agreement(hypotheses, kept)
+        if agreement < 1.0:
+            _LOGGER.debug("%r has a rival the other way (agreement %.2f)", best.text, agreement)
+        return Decoded(best.text, best.score, result.no_speech_prob, agreement)
 
     async def aclose(self) -> None:
         self._worker.shutdown(wait=False, cancel_futures=True)
@@ -346,6 +351,8 @@ class Decoded:
     text: str
     avg_logprob: float
     no_speech_prob: float
+    #: How sure the beam is of the command's direction (``lexicon.direction_agreement``); 1 for none.
+    agreement: float = 1.0
 
 
 def max_tokens(duration_s: float) -> int:
@@ -355,8 +362,10 @@ def max_tokens(duration_s: float) -> int:
 
 
 def segment_confidence(segments: list[Any]) -> float:
-    """``exp(mean avg_logprob) * (1 - max no_speech_prob)``: near 1 for clear speech, 0 for none."""
+    """``exp(mean avg_logprob) * (1 - max no_speech_prob) * agreement``: near 1 for clear speech, 0 for
+    none; ``agreement`` (a decoded window's, else 1) is how sure the beam was of on or off."""
     if not segments:
         return 0.0
     mean = sum(s.avg_logprob for s in segments) / len(segments)
-    return float(math.exp(mean) * (1.0 - max(s.no_speech_prob for s in segments)))
+    agreement = min(getattr(s, "agreement", 1.0) for s in segments)
+    return float(math.exp(mean) * (1.0 - max(s.no_speech_prob for s in segments)) * agreement)

@@ -7,6 +7,7 @@ model for every hypothesis of its beam and keeps the chosen one with its own con
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from homeassist.audio.lexicon import (
     LEXICON_WEIGHT,
     Hypothesis,
     choose,
+    direction_agreement,
     known_words,
     request_words,
     unknown_share,
@@ -83,3 +85,26 @@ def test_the_lexicon_is_built_from_words_in_enough_utterances_the_same_every_run
         assert build_lexicon.main(["--data", str(data), "--out", str(tmp_path / name)]) == 0
         outputs.append((tmp_path / name).read_text(encoding="utf-8"))
     assert outputs[0] == outputs[1] and outputs[0].splitlines()[-4:] == ["lamp", "on", "the", "turn"]
+
+
+def test_a_close_rival_the_other_way_halves_the_agreement_and_a_distant_one_barely_moves_it() -> None:
+    close = [
+        Hypothesis(" Turn on the porch light.", -0.30, 8),
+        Hypothesis(" Turn off the porch light.", -0.31, 8),
+    ]
+    assert direction_agreement(close, 0) == pytest.approx(1 / (1 + math.exp(-0.08)))
+    assert 0.45 < direction_agreement(close, 0) < 0.55
+    far = [Hypothesis(" Unlock the front door.", -0.2, 6), Hypothesis(" Lock the front door.", -1.2, 6)]
+    assert direction_agreement(far, 0) > 0.99
+    # Other differences are not about the direction: no rival.
+    other = [
+        Hypothesis(" Turn on the porch light.", -0.3, 8),
+        Hypothesis(" Turn on the porch lights.", -0.3, 8),
+    ]
+    assert direction_agreement(other, 0) == 1.0
+    two_words = [
+        Hypothesis(" Turn on the porch light.", -0.3, 8),
+        Hypothesis(" Turn off the kitchen light.", -0.3, 8),
+    ]
+    assert direction_agreement(two_words, 0) == 1.0
+    assert direction_agreement(close[:1], 0) == 1.0

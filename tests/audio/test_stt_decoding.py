@@ -293,3 +293,27 @@ async def test_a_transcription_no_longer_wanted_before_it_began_never_runs(tmp_p
     assert (await stt.transcribe(LONG)).text == "Turn on the porch light."
     await stt.aclose()
     assert len(model.calls) == 2  # the first and the last: the worker never spent time on the second
+
+
+def test_a_command_with_a_close_rival_the_other_way_falls_under_the_command_gate(
+    tiny: BackgroundTranscriber, tmp_path: Path
+) -> None:
+    clip = compose(0.3, synthesize("turn on the porch light", tmp_path), 0.3)
+    model = tiny._model.model
+    try:
+        tiny._model.model = Hypotheses(
+            model,
+            tiny._tokenizer,
+            [(" Turn on the porch light.", -0.1), (" Turn off the porch light.", -0.11)],
+        )
+        doubtful = tiny.transcribe_blocking(clip)
+        tiny._model.model = Hypotheses(
+            model,
+            tiny._tokenizer,
+            [(" Turn on the porch light.", -0.1), (" Turn on the porch lights.", -0.11)],
+        )
+        sure = tiny.transcribe_blocking(clip)
+    finally:
+        tiny._model.model = model
+    assert doubtful.text == sure.text == "Turn on the porch light."
+    assert sure.confidence >= tiny.settings.min_command_confidence > doubtful.confidence
