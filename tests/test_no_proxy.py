@@ -13,8 +13,8 @@ import pytest
 
 from homeassist.api.client import ask_daemon, daemon_running, set_mute
 from homeassist.api.server import ControlAPI
+from homeassist.cli.doctor import _check_ollama_model
 from homeassist.config.loader import load_settings
-from homeassist.doctor import _check_ollama_model
 from homeassist.llm.ollama import OllamaClient
 from homeassist.llm.unavailable import probe_ollama
 from homeassist.tools.executor import ToolExecutor

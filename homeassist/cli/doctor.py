@@ -14,6 +14,7 @@ effects, as at the daemon's start: the state directory is created, a split speec
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import concurrent.futures
 import importlib.util
@@ -510,3 +511,7 @@ def run_doctor(loaded: LoadedConfig, *, as_json: bool = False, out: TextIO | Non
         color = out.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
         out.write(format_checks(checks, color) + "\n")
     return code
+
+
+def run(args: argparse.Namespace, loaded: LoadedConfig) -> int:
+    return run_doctor(loaded, as_json=args.json)

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from homeassist import doctor
 from homeassist.audio import capture
+from homeassist.cli import doctor
+from homeassist.cli.doctor import Check, exit_code, format_checks, run_checks, run_doctor
 from homeassist.config.loader import LoadedConfig, load_settings
-from homeassist.doctor import Check, exit_code, format_checks, run_checks, run_doctor
 from homeassist.mcp import integration
 from tests.conftest import REPO, free_port
 from tests.llm.standin import OllamaStandIn
@@ -101,7 +101,7 @@ async def test_a_state_directory_under_a_file_fails_even_for_root(tmp_path: Path
 CHECK_STATE_DIR = """
 import json, os, sys
 from pathlib import Path
-from homeassist.doctor import _check_state_dir
+from homeassist.cli.doctor import _check_state_dir
 if len(sys.argv) > 2:
     try:
         os.setgroups([])

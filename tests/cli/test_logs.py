@@ -23,10 +23,7 @@ from typing import Any, Literal
 import pytest
 
 from homeassist.assistant.core import log_summary
-from homeassist.config.settings import LoggingSettings
-from homeassist.daemon.supervisor import Component
-from homeassist.logs import setup_logging
-from homeassist.logview import (
+from homeassist.cli.logs import (
     ComponentChange,
     Entry,
     OtherLine,
@@ -40,6 +37,9 @@ from homeassist.logview import (
     read_file,
     run_logs,
 )
+from homeassist.config.settings import LoggingSettings
+from homeassist.daemon.supervisor import Component
+from homeassist.logs import setup_logging
 from homeassist.messages import Intent, Reply, ToolResult
 
 ANSI = re.compile(r"\x1b\[\d+m")
@@ -67,6 +67,7 @@ def make_reply(
         actions=tuple(ToolResult(name, {}, ok, "done" if ok else "Error: no", 0.4) for name, ok in tools),
         recoveries=recoveries,
         error=error,
+        error_kind=error.split(":", 1)[0] if error else None,  # the kind as the reply carries it
         request_id=request_id,
         timings_ms=timings if timings is not None else {"classify": 0.2, "tools": 0.4, "total": 0.8},
     )

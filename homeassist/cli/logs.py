@@ -14,6 +14,7 @@ replaced (rotation) or shrinks (truncation).
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -28,7 +29,10 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import IO, Any, TextIO, TypeGuard
 
+from homeassist.config.loader import LoadedConfig, state_dir
+from homeassist.config.settings import Settings
 from homeassist.errors import HomeassistError
+from homeassist.logs import AUTO, AUTO_FILE
 
 SUPERVISOR_LOGGER = "homeassist.supervisor"
 LEVELS = {"DEBUG": 10, "INFO": 20, "WARNING": 30, "ERROR": 40, "CRITICAL": 50}
@@ -508,3 +512,25 @@ def run_logs(
         if entries is not None:
             entries.close()  # ends a followed journalctl now, not when garbage is collected
     return 0
+
+
+def run(args: argparse.Namespace, loaded: LoadedConfig) -> int:
+    return run_logs(
+        file=args.file or log_source(loaded.settings),
+        unit=args.unit,
+        lines=args.lines,
+        since=args.since,
+        follow=args.follow,
+        show_all=args.all,
+        color=False if args.no_color else None,
+    )
+
+
+def log_source(settings: Settings) -> str | None:
+    """The file ``homeassist logs`` reads: ``[logging] file``, or the daemon's automatic one when it
+    exists; None: the journal."""
+    configured = settings.logging.file
+    if configured not in ("", AUTO):
+        return configured
+    auto = state_dir(settings) / AUTO_FILE
+    return str(auto) if configured == AUTO and auto.exists() else None

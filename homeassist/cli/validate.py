@@ -41,7 +41,9 @@ check fails the report).
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import json
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -50,6 +52,7 @@ from typing import Any, Literal
 import httpx
 from langchain_core.tools import BaseTool, StructuredTool
 
+from homeassist.config.loader import LoadedConfig
 from homeassist.config.settings import ModelOverride, OllamaSettings
 from homeassist.errors import ModelError, ModelNotFoundError, ModelTimeoutError, ModelUnreachableError
 from homeassist.llm.base import ModelAnswer
@@ -182,6 +185,15 @@ async def validate_model(
         settings = settings.model_copy(update={"model": model})
     checks = await _Validator(settings, full_suite, models or {}).run()
     return Report(model=settings.model, base_url=settings.base_url, checks=tuple(checks))
+
+
+def run(args: argparse.Namespace, loaded: LoadedConfig) -> int:
+    settings = loaded.settings
+    report = asyncio.run(
+        validate_model(settings.ollama, args.model, full_suite=args.full_suite, models=settings.models)
+    )
+    print(json.dumps(report.to_dict(), indent=2) if args.json else format_report(report))
+    return report.exit_code
 
 
 # --- the table ------------------------------------------------------------------------------------

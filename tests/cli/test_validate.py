@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from homeassist.llm.tool_format import to_ollama_tools
-from homeassist.llm.validate import (
+from homeassist.cli.validate import (
     EMPTY_RETRY,
     LONG_CONTEXT,
     MODEL_LOADS,
@@ -30,6 +29,7 @@ from homeassist.llm.validate import (
     format_report,
     validate_model,
 )
+from homeassist.llm.tool_format import to_ollama_tools
 from tests.conftest import free_port
 from tests.llm.conftest import ollama_settings
 from tests.llm.standin import Chunk, OllamaStandIn, Pause, Turn, hang, reply, stream, tool_calls
