@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import re
+import typing
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import tomlkit
+from pydantic import BaseModel
+from tomlkit.items import Item, Table
+
 from homeassist.config.loader import Key, LoadedConfig, config_warnings, state_dir
+from homeassist.config.settings import Settings
 
 MASK = "********"
-#: A key TOML takes as it is; any other (``qwen3:0.6b``) is written as a quoted string.
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _SECRET_KEY = re.compile(r"(^|_)(api_key|password|passwd|secret|token)$")
 
 
@@ -54,57 +57,81 @@ def effective_dict(loaded: LoadedConfig) -> dict[str, Any]:
 
 
 def render_toml(loaded: LoadedConfig) -> str:
-    """The effective settings as TOML, each value not from the defaults annotated with its source."""
-    lines = [f"# configuration file: {loaded.path if loaded.path else 'none (embedded defaults)'}"]
-    lines += [f"# WARNING: {warning}" for warning in config_warnings(loaded.settings)]
+    """The effective settings as TOML (``tomlkit``): each key under its one-line description, as in
+    the example configuration, and each value not from the defaults annotated with its source."""
+    document = tomlkit.document()
+    document.add(tomlkit.comment(f"configuration file: {loaded.path or 'none (embedded defaults)'}"))
+    for warning in config_warnings(loaded.settings):
+        document.add(tomlkit.comment(f"WARNING: {warning}"))
     data = effective_dict(loaded)
-    resolved_state = state_dir(loaded.settings)
     for section, values in data.items():
+        model = _model_of(Settings.model_fields[section].annotation)
         if section == "models":  # named tables: [models.NAME], only the keys that are set
+            models = tomlkit.table(is_super_table=True)
             for name, table in values.items():
-                _render_table(lines, (section, name), table, loaded.origins)
+                models.add(name, _table(("models", name), table, model, loaded.origins))
+            document.add(section, models)
             continue
-        _render_table(lines, (section,), values, loaded.origins)
+        table = _table((section,), values, model, loaded.origins)
         if section == "paths":
-            lines.append(f"# state directory in use: {resolved_state}")
-    return "\n".join(lines) + "\n"
+            table.add(tomlkit.comment(f"state directory in use: {state_dir(loaded.settings)}"))
+        document.add(section, table)
+    return document.as_string()
 
 
-def _render_table(lines: list[str], prefix: Key, values: dict[str, Any], origins: dict[Key, str]) -> None:
-    lines.append("")
-    lines.append(f"[{'.'.join(toml_key(part) for part in prefix)}]")
-    tables = []
+def _table(
+    prefix: Key, values: dict[str, Any], model: type[BaseModel] | None, origins: dict[Key, str]
+) -> Table:
+    """One table: each key under its description, with its source; tables of tables (``[mcp.servers.NAME]``)
+    after the keys."""
+    table = tomlkit.table()
+    fields = model.model_fields if model is not None else {}
+    nested = []
     for key, value in values.items():
+        info = fields.get(key)
         if isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
-            tables.append((key, value))
+            nested.append((key, value, _model_of(info.annotation) if info else None))
             continue
-        line = f"{toml_key(key)} = {toml_value(value)}"
+        if info is not None and info.description:
+            table.add(tomlkit.comment(info.description))
+        item = _item(value)
         origin = origins.get((*prefix, key))
         if origin:
-            line += f"  # from {origin}"
-        lines.append(line)
-    for key, value in tables:
+            item.comment(f"from {origin}")
+            item.trivia.comment_ws = "  "
+        table.add(key, item)
+    for key, value, sub_model in nested:
+        tables = tomlkit.table(is_super_table=True)
         for name, sub in value.items():
-            _render_table(lines, (*prefix, key, name), sub, origins)
+            tables.add(name, _table((*prefix, key, name), sub, sub_model, origins))
+        table.add(key, tables)
+    return table
+
+
+def _model_of(annotation: Any) -> type[BaseModel] | None:
+    """The settings model a field holds, itself or as the values of a table (``dict[str, Model]``)."""
+    for candidate in (annotation, *typing.get_args(annotation)):
+        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+            return candidate
+    return None
+
+
+def _item(value: Any) -> Item:
+    """A TOML value for the JSON-like values settings hold (an unset value as "")."""
+    if value is None:
+        return tomlkit.string("")
+    if isinstance(value, list):
+        array = tomlkit.array()
+        array.extend(_item(v) for v in value)
+        return array
+    if isinstance(value, dict):
+        inline = tomlkit.inline_table()
+        inline.update({k: _item(v) for k, v in value.items()})
+        return inline
+    item: Item = tomlkit.item(value)
+    return item
 
 
 def toml_key(key: str) -> str:
     """A TOML key: bare when it can be, else a quoted string."""
-    return key if _BARE_KEY.fullmatch(key) else json.dumps(key, ensure_ascii=False)
-
-
-def toml_value(value: Any) -> str:
-    """A TOML literal for the JSON-like values settings hold."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, list):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{toml_key(k)} = {toml_value(v)}" for k, v in value.items()) + " }"
-    if value is None:
-        return '""'
-    raise TypeError(f"cannot write {type(value).__name__} as TOML")
+    return tomlkit.key(key).as_string()

@@ -40,7 +40,23 @@ def test_rendered_toml_parses_back_to_the_effective_settings(tmp_path: Path) -> 
 def test_model_tables_render_only_what_is_set_and_parse_back() -> None:
     loaded = load_settings(env={"HOMEASSIST_MODELS": '{"qwen3": {"max_tools": 2, "hint": "Be brief."}}'})
     text = render_toml(loaded)
-    assert "[models.qwen3]\nmax_tools = 2  # from environment variable HOMEASSIST_MODELS" in text
+    assert (
+        "[models.qwen3]\n# most tools sent in one request (highest priority first)\n"
+        "max_tools = 2  # from environment variable HOMEASSIST_MODELS"
+    ) in text
     assert tomllib.loads(text)["models"] == {"qwen3": {"max_tools": 2, "hint": "Be brief."}}
     assert tomllib.loads(text) == effective_dict(loaded)
     assert "models" not in effective_dict(load_settings(env={}))
+
+
+def test_each_key_is_under_its_description_and_tables_of_tables_parse_back(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text('[mcp.servers.files]\ncommand = "mcp-files"\nargs = ["--root"]\n', encoding="utf-8")
+    loaded = load_settings(path, env={})
+    text = render_toml(loaded)
+    assert tomllib.loads(text) == effective_dict(loaded)
+    assert '# URL of the Ollama server\nbase_url = "http://127.0.0.1:11434"\n' in text
+    assert (
+        "[mcp.servers.files]\n# the program to run: an absolute path, or a name on PATH\n"
+        f'command = "mcp-files"  # from {path}\n'
+    ) in text
