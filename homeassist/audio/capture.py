@@ -10,20 +10,21 @@ dropped and counted; the consumer logs the losses (at most once per ``log_interv
 closing the PortAudio stream are blocking calls and run in a worker thread.
 
 ``sounddevice`` (and so ``libportaudio2``) is imported only when a microphone is used, so WAV input
-works without PortAudio.
+works without PortAudio; faster-whisper's decoder (PyAV, a few tenths of a second) only when a WAV
+file is read.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import io
 import logging
 import struct
 import threading
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from math import gcd
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
@@ -302,98 +303,56 @@ def _close_stream(stream: Any) -> None:
 # WAV files
 
 
-_PCM, _FLOAT, _EXTENSIBLE = 0x0001, 0x0003, 0xFFFE
+_EXTENSIBLE = 0xFFFE  # WAVE_FORMAT_EXTENSIBLE: the real format code is in the sub-format GUID
 
 
 def read_wav(path: str | Path) -> Samples:
     """A WAV file as 16 kHz mono int16: any rate, PCM 8/16/24/32-bit or float, channels averaged.
 
-    Handles WAVE_FORMAT_EXTENSIBLE (what sox writes for 24-bit) and streamed files whose sizes are
-    placeholders. Blocking: call it in a worker thread from async code.
+    The header is checked here: a file that is no WAV file, or lacks a chunk, is an AudioFormatError
+    saying so. Decoding and resampling are faster-whisper's ``decode_audio`` (FFmpeg through PyAV),
+    which reads WAVE_FORMAT_EXTENSIBLE and streamed files whose sizes are placeholders too. A 16 kHz
+    mono 16-bit file comes back bit-exact. Blocking: call it in a worker thread from async code.
     """
     data = Path(path).read_bytes()
+    code, bits = _check_header(data, path)
+    import av
+    from faster_whisper.audio import decode_audio
+
+    try:
+        audio: npt.NDArray[np.float32] = decode_audio(io.BytesIO(data), sampling_rate=SAMPLE_RATE)
+    except av.error.FFmpegError as err:
+        raise AudioFormatError(f"{path}: unsupported WAV encoding (format {code:#06x}, {bits} bits)") from err
+    # decode_audio gives int16 samples scaled to float32 (exactly): back to int16.
+    return np.clip(np.round(audio * 32768.0), -32768, 32767).astype(np.int16)
+
+
+def _check_header(data: bytes, path: str | Path) -> tuple[int, int]:
+    """The encoding (format code, bits per sample) of a RIFF/WAVE file with a fmt and a data chunk."""
     if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
         raise AudioFormatError(f"{path}: not a RIFF/WAVE file")
     fmt: tuple[int, int, int, int] | None = None  # format, channels, rate, bits per sample
-    body: bytes | None = None
-    offset = 12
+    offset, has_data = 12, False
     while offset + 8 <= len(data):
         chunk_id, size = data[offset : offset + 4], struct.unpack_from("<I", data, offset + 4)[0]
-        start = offset + 8
-        end = min(start + size, len(data))  # a streamed file may carry a placeholder size
+        start, end = offset + 8, min(offset + 8 + size, len(data))  # a streamed file: a placeholder size
         if chunk_id == b"fmt ":
             if end - start < 16:
                 raise AudioFormatError(f"{path}: truncated fmt chunk")
             code, channels, rate, _, _, bits = struct.unpack_from("<HHIIHH", data, start)
             if code == _EXTENSIBLE and end - start >= 26:
-                code = struct.unpack_from("<H", data, start + 24)[0]  # the sub-format GUID starts with it
+                code = struct.unpack_from("<H", data, start + 24)[0]
             fmt = (code, channels, rate, bits)
         elif chunk_id == b"data":
-            body = data[start:end]
+            has_data = True
             break
         offset = start + size + (size & 1)
-    if fmt is None or body is None:
+    if fmt is None or not has_data:
         raise AudioFormatError(f"{path}: no {'fmt' if fmt is None else 'data'} chunk")
     code, channels, rate, bits = fmt
     if channels < 1 or rate < 1:
         raise AudioFormatError(f"{path}: {channels} channels at {rate} Hz")
-    audio = _decode(body, code, bits, path)
-    audio = audio[: len(audio) // channels * channels].reshape(-1, channels)
-    if channels == 1 and rate == SAMPLE_RATE and audio.dtype == np.int16:
-        return audio[:, 0].copy()
-    mono = audio.astype(np.float64).mean(axis=1) if channels > 1 else audio[:, 0].astype(np.float64)
-    if rate != SAMPLE_RATE:
-        mono = resample(mono, rate, SAMPLE_RATE)
-    result: Samples = np.clip(np.round(mono), -32768, 32767).astype(np.int16)
-    return result
-
-
-def _decode(body: bytes, code: int, bits: int, path: str | Path) -> npt.NDArray[Any]:
-    """Samples scaled to the int16 range (as int16 for 16-bit PCM, float64 otherwise)."""
-    if code == _PCM and bits == 16:
-        return np.frombuffer(body[: len(body) // 2 * 2], dtype="<i2")
-    if code == _PCM and bits == 8:
-        return (np.frombuffer(body, dtype=np.uint8).astype(np.float64) - 128.0) * 256.0
-    if code == _PCM and bits == 24:
-        raw = np.frombuffer(body[: len(body) // 3 * 3], dtype=np.uint8).reshape(-1, 3).astype(np.int32)
-        value = raw[:, 0] | (raw[:, 1] << 8) | (raw[:, 2] << 16)
-        value = np.where(value & 0x800000, value - (1 << 24), value)
-        return value.astype(np.float64) / 256.0
-    if code == _PCM and bits == 32:
-        return np.frombuffer(body[: len(body) // 4 * 4], dtype="<i4").astype(np.float64) / 65536.0
-    if code == _FLOAT and bits in (32, 64):
-        dtype = "<f4" if bits == 32 else "<f8"
-        width = bits // 8
-        return np.frombuffer(body[: len(body) // width * width], dtype=dtype).astype(np.float64) * 32768.0
-    raise AudioFormatError(f"{path}: unsupported WAV encoding (format {code:#06x}, {bits} bits)")
-
-
-def resample(audio: npt.NDArray[np.float64], rate_in: int, rate_out: int) -> npt.NDArray[np.float64]:
-    """Polyphase windowed-sinc (Kaiser, 16 zero crossings) resampling by the exact ratio rate_out/rate_in.
-
-    The low-pass cutoff sits at 95 % of the lower Nyquist frequency, so downsampling does not alias.
-    """
-    if rate_in == rate_out or not len(audio):
-        return audio.astype(np.float64)
-    common = gcd(rate_in, rate_out)
-    up, down = rate_out // common, rate_in // common
-    cutoff = 0.95 * min(1.0, up / down)  # relative to the input Nyquist frequency
-    half = int(np.ceil(16 / cutoff))  # taps each side, in input samples
-    beta = 8.6
-    # One kernel per output phase p: output n sits at input position (n*down)/up = base + p/up.
-    offsets = np.arange(-half + 1, half + 1)[None, :] - (np.arange(up)[:, None] / up)
-    window = np.i0(beta * np.sqrt(np.clip(1.0 - (offsets / half) ** 2, 0.0, None))) / np.i0(beta)
-    kernels = cutoff * np.sinc(cutoff * offsets) * window  # shape (up, 2 * half)
-    n_out = round(len(audio) * up / down)
-    padded = np.concatenate([np.zeros(half), audio.astype(np.float64), np.zeros(2 * half + 1)])
-    taps = np.arange(-half + 1, half + 1)[None, :] + half
-    out = np.empty(n_out, dtype=np.float64)
-    step = 8192
-    for first in range(0, n_out, step):
-        n = np.arange(first, min(first + step, n_out))
-        base, phase = np.divmod(n * down, up)
-        out[first : first + len(n)] = np.einsum("ij,ij->i", padded[base[:, None] + taps], kernels[phase])
-    return out
+    return code, bits
 
 
 def to_frames(audio: Samples) -> list[Samples]:

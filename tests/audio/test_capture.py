@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import subprocess
 import sys
 import textwrap
@@ -28,7 +29,6 @@ from homeassist.audio.capture import (
     WavSource,
     find_input_device,
     read_wav,
-    resample,
 )
 
 from .conftest import (
@@ -113,24 +113,48 @@ def test_a_float_wav_and_an_8bit_wav_are_read(espeak_wav: tuple[Path, Samples], 
         assert correlation(audio, reference) > 0.99, name
 
 
-def test_resampling_keeps_a_tone_and_removes_what_would_alias() -> None:
-    rate = 44_100
+def tone_wav(path: Path, frequency: float, rate: int = 44_100) -> Path:
+    """One second of a 10,000-amplitude tone at ``rate``."""
     t = np.arange(rate) / rate
-    kept = resample(10_000 * np.sin(2 * np.pi * 1_000 * t), rate, SAMPLE_RATE)
+    return write_pcm16(path, np.round(10_000 * np.sin(2 * np.pi * frequency * t)).astype(np.int16), rate)
+
+
+def test_resampling_keeps_a_tone_and_removes_what_would_alias(tmp_path: Path) -> None:
+    kept = read_wav(tone_wav(tmp_path / "1k.wav", 1_000)).astype(np.float64)
     assert len(kept) == SAMPLE_RATE
     spectrum = np.abs(np.fft.rfft(kept[1000:-1000] * np.hanning(len(kept) - 2000)))
     assert np.argmax(spectrum) * SAMPLE_RATE / (len(kept) - 2000) == pytest.approx(1_000, abs=2)
     assert np.sqrt(np.mean(kept[1000:-1000] ** 2)) == pytest.approx(10_000 / np.sqrt(2), rel=0.01)
     # 10 kHz is above the new Nyquist frequency (8 kHz): it must not come back as a 6 kHz tone.
-    removed = resample(10_000 * np.sin(2 * np.pi * 10_000 * t), rate, SAMPLE_RATE)
+    removed = read_wav(tone_wav(tmp_path / "10k.wav", 10_000)).astype(np.float64)
     assert np.sqrt(np.mean(removed[1000:-1000] ** 2)) < 10_000 / np.sqrt(2) * 0.01
 
 
 def test_a_file_that_is_not_a_wav_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "notes.wav"
     path.write_text("not audio", encoding="utf-8")
-    with pytest.raises(AudioFormatError, match=r"notes\.wav"):
+    with pytest.raises(AudioFormatError, match=r"notes\.wav: not a RIFF/WAVE file"):
         read_wav(path)
+
+
+def test_a_wav_without_its_chunks_or_with_an_unknown_encoding_says_which(
+    wavs: dict[str, Recording], tmp_path: Path
+) -> None:
+    data = wavs["command"].path.read_bytes()
+    header = data[: data.index(b"data")]
+    cases = {
+        "no data chunk": header,
+        "no fmt chunk": data[:12] + data[data.index(b"data") :],
+        "truncated fmt chunk": data[:12] + b"fmt " + (8).to_bytes(4, "little") + bytes(8),
+        "0 channels at 16000 Hz": header[:22] + bytes(2) + data[24:],
+        # Format 0x1234 (no such codec), in a file otherwise like the command's.
+        "unsupported WAV encoding (format 0x1234, 16 bits)": header[:20] + b"\x34\x12" + data[22:],
+    }
+    for message, content in cases.items():
+        path = tmp_path / "bad.wav"
+        path.write_bytes(content)
+        with pytest.raises(AudioFormatError, match=re.escape(f"{path}: {message}")):
+            read_wav(path)
 
 
 async def test_wav_source_frames_are_frame_sized_and_padded(wavs: dict[str, Recording]) -> None:
