@@ -18,7 +18,8 @@ from homeassist.audio.stt import BackgroundTranscriber
 from homeassist.audio.voice import build_endpointer, build_wake
 from homeassist.config.loader import load_settings
 from homeassist.config.settings import AudioSettings, SttSettings, TtsSettings
-from homeassist.daemon.main import Daemon, component_reason
+from homeassist.daemon.health import component_reason
+from homeassist.daemon.main import Daemon
 from homeassist.messages import Intent, Reply, Transcript
 from homeassist.scheduler.service import Job, SchedulerError
 from homeassist.tools.executor import ToolExecutor

@@ -9,15 +9,18 @@ order they came. The end of stdin (``/dev/null`` under systemd) stops the consol
 
 Signals: SIGTERM or SIGINT stops taking input, lets the request in flight finish within
 ``[assistant] shutdown_timeout_s`` (then abandons it), stops the components in reverse order with named
-timeouts and exits 0. SIGHUP re-reads the configuration: ``logging.level``, ``zwave.aliases``,
-``wake.threshold`` and the API token apply at once; the log names every other change as needing a
-restart; a broken file keeps the running configuration and says why.
+timeouts and exits 0. SIGHUP re-reads the configuration (``reload``: what applies at once, what needs a
+restart).
+
+This module wires the parts together; each concern lives beside it: ``monitors`` and ``voice`` (the
+components' loops), ``health`` (the status line, what a request's outcome says about the parts),
+``jobs`` (a scheduled device action), ``reload`` (SIGHUP), and the scheduler's ``announcer`` (what a
+fired or lost job says, a timer ringing until "stop").
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import logging
 import os
@@ -33,44 +36,32 @@ from homeassist.api.server import ApiHooks, ControlAPI
 from homeassist.api.token import ensure_token, token_path
 from homeassist.audio.pipeline import VoiceLoop
 from homeassist.audio.voice import build_voice
-from homeassist.config.loader import LoadedConfig, load_settings, private_file, private_state, state_dir
+from homeassist.config.loader import LoadedConfig, private_file, private_state, state_dir
 from homeassist.config.settings import Settings
+from homeassist.daemon import reload as settings_reload
 from homeassist.daemon.console import run_console
+from homeassist.daemon.health import learn_from, status_line
+from homeassist.daemon.jobs import run_device_action, zwave_up_or_retry
+from homeassist.daemon.monitors import beat_forever, watch_model, watch_zwave
 from homeassist.daemon.notify import Notifier, watchdog
 from homeassist.daemon.requests import RequestQueue
 from homeassist.daemon.runtime import Runtime, build_runtime
 from homeassist.daemon.supervisor import Component, Supervisor
-from homeassist.errors import (
-    ConfigError,
-    HomeassistError,
-    ModelError,
-    QueueFullError,
-    WebSearchError,
-    kinds_of,
-)
+from homeassist.daemon.voice import hook_up, watch
+from homeassist.errors import QueueFullError
 from homeassist.llm.base import SentenceSink
-from homeassist.llm.ollama import OllamaClient
-from homeassist.llm.unavailable import UnavailableModelClient, probe_ollama
-from homeassist.logs import setup_logging
-from homeassist.messages import Intent, Reply, Transcript
+from homeassist.messages import Intent, Reply
 from homeassist.metrics import Metrics
+from homeassist.scheduler.announcer import Announcer
+from homeassist.scheduler.announcer import Speaker as AnnouncingSpeaker
 from homeassist.scheduler.service import FILE_NAME as SCHEDULER_FILE
-from homeassist.scheduler.service import Job, NotReadyError, Scheduler, SchedulerError, StoreLoss
+from homeassist.scheduler.service import Job, Scheduler
 from homeassist.tools.clock import resolve_timezone
-from homeassist.tools.timers import stored_call
 from homeassist.vocabulary import dismisses
 from homeassist.web.build import purge_browser_logs
-from homeassist.web.fallback import search_query, without_query
 
 _LOGGER = logging.getLogger(__name__)
 
-#: How often the monitors look (Z-Wave connection, microphone frames) and beat.
-MONITOR_S = 1.0
-#: How often Ollama is asked whether it is there.
-MODEL_PROBE_S = 30.0
-MODEL_PROBE_TIMEOUT_S = 3.0
-#: No frame from the microphone for this long makes voice degraded.
-AUDIO_SILENT_S = 5.0
 #: Named bounds for stopping each part.
 STOP_TIMEOUTS_S = {
     "scheduler": 3.0,
@@ -84,12 +75,6 @@ STOP_TIMEOUTS_S = {
     "model client": 3.0,
     "zwave connection": 10.0,
 }
-RING_PAUSE_S = 3.0
-#: An announcement waits this long at most for the request in flight (a model answering at length must
-#: not hold a timer back for good); it never waits for the requests queued behind that one.
-ANNOUNCE_WAIT_S = 30.0
-#: What a SIGHUP applies without a restart.
-LIVE_KEYS = frozenset({"logging.level", "zwave.aliases", "wake.threshold", "api.token_file"})
 
 
 class Daemon:
@@ -100,13 +85,21 @@ class Daemon:
         self.settings: Settings = loaded.settings
         self.stdin = stdin
         self.stdout = stdout or sys.stdout
+        self.voice: VoiceLoop | None = None
+        # What a fired or lost job says, said between requests; the queue is made below.
+        self.announcer = Announcer(
+            between=lambda timeout_s: self.queue.between(timeout_s),
+            speaker=self._audible_speaker,
+            listening=lambda: self.voice is not None and self.voice.listening,
+            ring_s=self.settings.scheduler.ring_s,
+        )
         self.scheduler = Scheduler(
             state_dir(self.settings) / SCHEDULER_FILE,
             timezone=resolve_timezone(self.settings.assistant.timezone),
             misfire_grace_s=self.settings.scheduler.misfire_grace_s,
             on_fire=self._fire,
             on_lost=self._lost,
-            on_store_lost=self._store_lost,
+            on_store_lost=self.announcer.store_lost,
         )
         self.runtime: Runtime = build_runtime(self.settings, self.scheduler)
         self.metrics = Metrics()
@@ -123,13 +116,11 @@ class Daemon:
         self.runtime.zwave.connection.add_listener(self.metrics.set_zwave_connected)
         self.phase = "starting"
         self.started_at = time.monotonic()
-        self.voice: VoiceLoop | None = None
         self.muted = False
         self.token = ""
         self._stop = asyncio.Event()
         self._stopped_by = ""
         self._reloads: set[asyncio.Task[list[str]]] = set()
-        self._ringing: asyncio.Task[None] | None = None
 
     # --- running ----------------------------------------------------------------------------------
 
@@ -201,7 +192,7 @@ class Daemon:
         if self.voice is not None:
             self.voice.paused = True
         await self.queue.finish(self.settings.assistant.shutdown_timeout_s)
-        await self._dismiss()
+        await self.announcer.dismiss()
         for name in ("voice", "requests", "api", "scheduler", "model", "zwave"):
             await self._stop_component(name)
         runtime = self.runtime
@@ -229,28 +220,13 @@ class Daemon:
     # --- requests ---------------------------------------------------------------------------------
 
     async def _answer(self, text: str, source: str, on_sentence: SentenceSink | None) -> Reply:
-        if self._ringing is not None and not self._ringing.done() and dismisses(text):
-            await self._dismiss()
+        if self.announcer.rings and dismisses(text):
+            await self.announcer.dismiss()
             return Reply(text="Okay.", request=text, intent=Intent("timer", 1.0), path="local")
         reply = await self.runtime.assistant.handle(text, on_sentence=on_sentence)
         self.metrics.observe_reply(reply, self.runtime.model.model_name)
-        self._learn_from(reply)
+        learn_from(reply, self.supervisor, web_search=self.runtime.web is not None)
         return reply
-
-    def _learn_from(self, reply: Reply) -> None:
-        """A request's outcome says something about the parts it used."""
-        kind = reply.error_kind
-        model = self.supervisor.components.get("model")
-        if model is not None and kind in kinds_of(ModelError):
-            model.set("degraded", component_reason(reply))
-        elif model is not None and "model" in reply.timings_ms and not kind:
-            model.set("ready")
-        web = self.supervisor.components.get("web")
-        if web is not None and self.runtime.web is not None:
-            if kind in kinds_of(WebSearchError):  # a timeout or a bot check as much as a broken page
-                web.set("degraded", component_reason(reply))
-            elif "web" in reply.timings_ms:
-                web.set("ready", "browser running")
 
     def submit(self, text: str) -> asyncio.Future[Reply]:
         try:
@@ -262,164 +238,39 @@ class Daemon:
     # --- components -------------------------------------------------------------------------------
 
     async def _zwave(self, component: Component) -> None:
-        zwave = self.runtime.zwave
-        await zwave.start()
-        if zwave.start_error:
-            problem = zwave.unavailable_reason()
-            await zwave.stop()
-            zwave.start_error = ""
-            raise HomeassistError(problem)
-        while True:
-            if zwave.connection.connected:
-                component.set("ready", zwave.connection.url)
-            else:
-                component.set("degraded", zwave.unavailable_reason())
-            await asyncio.sleep(MONITOR_S)
+        await watch_zwave(self.runtime.zwave, component)
 
     async def _model(self, component: Component) -> None:
-        model = self.runtime.model
-        if isinstance(model, UnavailableModelClient):
-            component.set("degraded", model.description)
-        if isinstance(model, OllamaClient):
-            await model.warm_up()
-        url = self.settings.ollama.base_url
-        while True:
-            if isinstance(model, OllamaClient):
-                try:
-                    await probe_ollama(url, MODEL_PROBE_TIMEOUT_S)
-                except HomeassistError as err:
-                    component.set("degraded", str(err))
-                else:
-                    if component.state != "ready":
-                        component.set("ready", model.description)
-            elif not isinstance(model, UnavailableModelClient):
-                component.set("ready", model.description)
-            for _ in range(int(MODEL_PROBE_S / MONITOR_S)):
-                component.beat()
-                await asyncio.sleep(MONITOR_S)
+        await watch_model(self.runtime.model, self.settings.ollama.base_url, component)
 
     async def _scheduler(self, component: Component) -> None:
         await self.scheduler.start()
         component.set("ready", f"{len(self.scheduler.pending())} pending")
         try:
-            await _beat_forever(component)
+            await beat_forever(component)
         finally:
             await self.scheduler.stop()
 
     async def _fire(self, job: Job) -> str:
-        """What a fired job does: ring a timer or alarm, say a reminder, run a device action."""
+        """What a fired job does: a device action runs its tool; the announcer rings a timer or alarm
+        and says a reminder."""
         if job.kind == "device":
-            # Exactly the call the request without the delay makes, through the same executor.
-            tool, args = stored_call(job.payload)
-            self._zwave_up_or_retry()
-            result = await self.runtime.executor.execute(tool, args, caller="scheduler")
-            _LOGGER.info("Scheduled %s: %s", tool, "done" if result.ok else "failed")
-            _LOGGER.debug("Scheduled %s for %s: %s", tool, args.get("device", "?"), result.content)
-            if not result.ok:
-                # Z-Wave went down during the call: try again once it is back (on, off and a level
-                # are states, so a second Set does no harm if the first had reached the device).
-                self._zwave_up_or_retry()
-                problem = result.content.removeprefix("Error:").strip()
-                raise SchedulerError(problem, spoken=problem)
-            return result.content
-        if job.kind == "reminder":
-            text = f"Reminder: {job.payload.get('message', '')}."
-        elif job.kind == "alarm":
-            text = "It's time: this is your alarm."
-        else:
-            text = f"Your {job.name} timer is done." if job.name else "Your timer is done."
-        await self._announce(text, ring=job.kind in ("timer", "alarm"))
-        return text
+            return await run_device_action(job, self.runtime.executor, self._zwave_up_or_retry)
+        return await self.announcer.fire(job)
 
     def _zwave_up_or_retry(self) -> None:
-        """NotReadyError (the scheduler tries again once Z-Wave is up) while Z-Wave is not connected."""
-        zwave = self.runtime.zwave
-        if not zwave.connection.connected:
-            raise NotReadyError(
-                zwave.unavailable_reason(),
-                spoken="the Z-Wave network wasn't available",
-                ready=zwave.connection.wait_connected,
-            )
+        zwave_up_or_retry(self.runtime.zwave)
 
     async def _lost(self, job: Job, why: str) -> None:
-        """Tell the person about a job that was missed, interrupted or failed (``job.outcome``: why)."""
-        label = _job_label(job)
-        if why == "missed":
-            text = f"While I was off, I missed your {label}."
-        elif why == "failed":
-            reason = job.outcome.rstrip(".") or "something went wrong"
-            text = f"Your {label} failed: {reason}."
-        else:
-            text = f"Your {label} was interrupted when I stopped, so it may not have finished."
-        _LOGGER.warning("%s %s %s; telling the user", job.kind, job.id, why)
-        _LOGGER.debug("%s %s %s: %s", job.kind, job.id, why, text)
-        await self._announce(text, ring=False)
+        """Tell the person about a job that was missed, interrupted or failed."""
+        await self.announcer.lost(job, why)
 
-    async def _store_lost(self, loss: StoreLoss) -> None:
-        """The job file was damaged and set aside (the scheduler logged it): say what was lost."""
-        if loss.jobs is None:
-            text = (
-                "My timer file was damaged, so I started a new one. I couldn't read which timers were "
-                "in it: please set them again."
-            )
-        elif loss.jobs:
-            labels = [f"your {_job_label(job)}" for job in loss.jobs[:5]]
-            more = len(loss.jobs) - len(labels)
-            if more or not loss.complete:
-                labels.append(f"{more} more" if more else "maybe others")
-            listed = labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} and {labels[-1]}"
-            text = f"My timer file was damaged, so I lost {listed}. Please set them again."
-        elif not loss.complete:
-            text = "My timer file was damaged, so I started a new one; some of its timers may be lost."
-        else:
-            return  # nothing unfinished was in it: the log says what was done
-        await self._announce(text, ring=False)
-
-    async def _announce(self, text: str, *, ring: bool) -> None:
-        """Say ``text`` once the request in flight is answered (at most ANNOUNCE_WAIT_S; never after the
-        requests queued behind it); a ringing one repeats (with a tone) until dismissed ("stop") or for
-        ``[scheduler] ring_s``."""
-        async with self.queue.between(ANNOUNCE_WAIT_S) as turn:
-            if not turn:
-                _LOGGER.info("Announcing before the request in flight ends (over %g s)", ANNOUNCE_WAIT_S)
-            _LOGGER.debug("Announcing: %s", text)
-            voice = self.voice
-            if voice is None or (voice.speaker.device is None and not voice.speaker.wav_dir):
-                return
-            if not ring:
-                await voice.speaker.say(text)
-                return
-            await self._dismiss()
-            # The first round is queued here, before the next request's reply; the task repeats it.
-            rang = await self._ring_once(voice, text)
-            self._ringing = asyncio.create_task(self._ring(voice, text, rang), name="ringing")
-
-    async def _ring(self, voice: VoiceLoop, text: str, rang: bool = False) -> None:
-        deadline = time.monotonic() + self.settings.scheduler.ring_s
-        if rang:
-            await voice.speaker.wait_idle(30)
-            await asyncio.sleep(RING_PAUSE_S)
-        while time.monotonic() < deadline:
-            if await self._ring_once(voice, text):
-                await voice.speaker.wait_idle(30)
-            await asyncio.sleep(RING_PAUSE_S)
-
-    @staticmethod
-    async def _ring_once(voice: VoiceLoop, text: str) -> bool:
-        """A tone and the sentence, unless someone is speaking (to say "stop"): whether it rang."""
-        if voice.listening:
-            return False
-        await voice.speaker.beep()
-        await voice.speaker.say(text)
-        return True
-
-    async def _dismiss(self) -> None:
-        ringing, self._ringing = self._ringing, None
-        if ringing is not None and not ringing.done():
-            ringing.cancel()
-            if self.voice is not None:
-                await self.voice.speaker.stop()
-            _LOGGER.info("Ringing dismissed")
+    def _audible_speaker(self) -> AnnouncingSpeaker | None:
+        """The speaker a person hears now (an output device, or replies kept as WAV), if any."""
+        voice = self.voice
+        if voice is None or (voice.speaker.device is None and not voice.speaker.wav_dir):
+            return None
+        return voice.speaker
 
     async def _api(self, component: Component) -> None:
         settings = self.settings.api
@@ -440,31 +291,9 @@ class Daemon:
         await api.start()
         component.set("ready", f"http://{settings.host}:{settings.port}")
         try:
-            await _beat_forever(component)
+            await beat_forever(component)
         finally:
             await api.stop()
-
-    def _refuse_unheard(self, transcript: Transcript) -> Reply | None:
-        """A spoken request heard too unsurely to act on: its Reply ("Sorry, I didn't catch that.")."""
-        stt = self.settings.stt
-        return self.runtime.assistant.refuse_unheard(
-            transcript.text,
-            transcript.confidence,
-            least=stt.min_confidence,
-            least_for_devices=stt.min_command_confidence,
-        )
-
-    def _acts_at_pause(self, transcript: Transcript) -> bool:
-        """Whether what was heard up to a pause is a command complete enough to act on at once."""
-        return self.runtime.assistant.acts_at_pause(
-            transcript.text, transcript.confidence, least=self.settings.stt.min_command_confidence
-        )
-
-    def _home_for_speech(self) -> dict[str, Any] | None:
-        """The home whose names bias speech recognition (the device backend's, as the Assistant's)."""
-        devices = self.runtime.assistant.devices
-        home = devices.home() if devices is not None else None
-        return dict(home) if home else None
 
     async def _voice(self, component: Component) -> None:
         async def handle(text: str, speak: Callable[[str], Awaitable[None]]) -> Reply:
@@ -475,37 +304,13 @@ class Daemon:
             component.set("stopped", "off: [audio] input = 'none'")
             return
         voice.paused = self.muted
-        voice.on_stop = self._dismiss
-        voice.gate = self._refuse_unheard
-        voice.complete = self._acts_at_pause
-        voice.transcriber.home = self._home_for_speech
+        voice.on_stop = self.announcer.dismiss
+        hook_up(voice, self.runtime.assistant, self.settings.stt)
         self.voice = voice
-        run = asyncio.create_task(voice.run(), name="voice-loop")
-        try:
-            component.set("ready", "muted" if self.muted else "listening")
-            frames, last_frame = voice.frames, time.monotonic()
-            while not run.done():
-                await asyncio.wait({run}, timeout=MONITOR_S)
-                now = time.monotonic()
-                component.beat()  # the monitor is alive; the microphone's state is told apart
-                if voice.frames != frames:
-                    frames, last_frame = voice.frames, now
-                # Frames arriving only say the microphone lives; they are heard only when the speaker
-                # is not stuck (a hung player would otherwise mute capture behind a "ready").
-                if now - last_frame > AUDIO_SILENT_S:
-                    component.set("degraded", f"no audio from the microphone for {AUDIO_SILENT_S:g} s")
-                elif problem := voice.speaker.problem:
-                    component.set("degraded", problem)
-                elif component.state != "ready":
-                    component.set("ready", "muted" if self.muted else "listening")
-            run.result()  # the source ended: raises what ended it
-            raise HomeassistError("the microphone stopped delivering audio")
-        finally:
-            self.voice = None
-            run.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await run
-            await voice.aclose()
+        await watch(voice, component, muted=lambda: self.muted, forget=self._forget_voice)
+
+    def _forget_voice(self) -> None:
+        self.voice = None
 
     async def _console(self, component: Component) -> None:
         assert self.stdin is not None
@@ -519,12 +324,7 @@ class Daemon:
     # --- control ----------------------------------------------------------------------------------
 
     def status_line(self) -> str:
-        """One line for ``systemctl status``: how many parts are ready, and which are not."""
-        components = self.supervisor.components.values()
-        ready = sum(1 for c in components if c.state == "ready")
-        degraded = [f"{c.name}: {c.reason}"[:80] for c in components if c.state == "degraded"]
-        line = f"{self.phase}: {ready} parts ready"
-        return line + (f"; degraded: {'; '.join(degraded)}" if degraded else "")
+        return status_line(self.phase, self.supervisor)
 
     def _tell_systemd(self, component: Component) -> None:
         if self.notifier.enabled and self.phase == "serving":
@@ -559,72 +359,19 @@ class Daemon:
 
     async def reload(self) -> list[str]:
         """Re-read the configuration (SIGHUP). Returns the keys that need a restart."""
-        path = self.loaded.path
         self.notifier.send("RELOADING=1", "STATUS=reloading the configuration")
-        try:
-            loaded = await asyncio.to_thread(load_settings, path)
-        except ConfigError as err:
-            _LOGGER.error("Reload failed; the running configuration stays: %s", err)
-            self.notifier.ready(self.status_line())
-            return []
-        new, old = loaded.settings, self.settings
-        changed = _changed_keys(old.model_dump(), new.model_dump())
-        applied: list[str] = []
-        if "logging.level" in changed:
-            setup_logging(old.logging.model_copy(update={"level": new.logging.level}))
-            applied.append("logging.level")
-        if "zwave.aliases" in changed:
-            self.runtime.zwave.control.set_aliases(new.zwave.aliases)
-            applied.append("zwave.aliases")
-        if "wake.threshold" in changed and self.voice is not None:
-            self.voice.wake.threshold = new.wake.threshold
-            applied.append("wake.threshold")
-        try:
-            token = await asyncio.to_thread(ensure_token, token_path(new))
-        except HomeassistError as err:
-            _LOGGER.error("Reload: keeping the old API token: %s", err)
-        else:
-            if token != self.token:
-                applied.append("api token")
-            self.token = token
-        live = {
-            "logging": old.logging.model_copy(update={"level": new.logging.level}),
-            "zwave": old.zwave.model_copy(update={"aliases": new.zwave.aliases}),
-            "wake": old.wake.model_copy(update={"threshold": new.wake.threshold}),
-            "api": old.api.model_copy(update={"token_file": new.api.token_file}),
-        }
-        self.settings = old.model_copy(update=live)
-        restart = sorted(key for key in changed if key not in LIVE_KEYS)
-        _LOGGER.info(
-            "Configuration reloaded from %s: applied %s%s",
-            path or "the defaults",
-            ", ".join(applied) or "nothing new",
-            f"; these changes need a restart: {', '.join(restart)}" if restart else "",
+        voice = self.voice
+        reloaded = await settings_reload.reload(
+            self.loaded.path,
+            self.settings,
+            self.token,
+            set_aliases=self.runtime.zwave.control.set_aliases,
+            wake=voice.wake if voice is not None else None,
         )
+        if reloaded is not None:
+            self.settings, self.token = reloaded.settings, reloaded.token
         self.notifier.ready(self.status_line())
-        return restart
-
-
-def _job_label(job: Job) -> str:
-    """How a job is named to the person: "pasta timer", "reminder to call mom", "scheduled action"."""
-    if job.kind == "reminder":
-        return f"reminder to {job.payload.get('message', '')}"
-    if job.kind == "device":
-        tool, args = stored_call(job.payload)
-        device = args.get("device") or job.name
-        return f"scheduled {tool.replace('_', ' ')} for {device}" if tool and device else "scheduled action"
-    if job.kind == "timer" and job.name:
-        return f"{job.name} timer"
-    return job.kind
-
-
-def component_reason(reply: Reply) -> str:
-    """A failed request's error as a component's reason (shown by ``/health``): no URL's query and
-    nothing of what was said or searched for."""
-    reason = reply.error or ""
-    for said in (reply.request, search_query(reply.request)):
-        reason = without_query(reason, said)
-    return reason
+        return reloaded.restart if reloaded is not None else []
 
 
 def _private_state(state: Path) -> None:
@@ -635,26 +382,6 @@ def _private_state(state: Path) -> None:
         private_file(state / SCHEDULER_FILE)
     except OSError as err:
         _LOGGER.warning("Could not make the state directory %s private to this user: %s", state, err)
-
-
-async def _beat_forever(component: Component) -> None:
-    """A part that works on its own (a server, the scheduler): alive as long as the loop runs."""
-    while True:
-        component.beat()
-        await asyncio.sleep(MONITOR_S)
-
-
-def _changed_keys(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> set[str]:
-    """Dotted ``section.key`` names whose values differ (tables such as aliases compared whole)."""
-    changed = set()
-    for key in old.keys() | new.keys():
-        name = f"{prefix}{key}"
-        a, b = old.get(key), new.get(key)
-        if not prefix and isinstance(a, dict) and isinstance(b, dict):
-            changed |= _changed_keys(a, b, f"{name}.")
-        elif a != b:
-            changed.add(name)
-    return changed
 
 
 async def run_daemon(loaded: LoadedConfig, stdin: TextIO | None = None) -> int:

@@ -95,7 +95,7 @@ async def test_an_announcement_waits_for_the_request_in_flight_not_for_the_queue
         await wait_until_async(lambda: requests.started == ["first"], BOUND_S, "the first request")
         # Steady load: more requests keep arriving behind the one in flight.
         waiting = [daemon.queue.submit(f"next {n}", "api") for n in range(3)]
-        announcing = asyncio.create_task(daemon._announce("Your pasta timer is done.", ring=False))
+        announcing = asyncio.create_task(daemon.announcer.announce("Your pasta timer is done.", ring=False))
         await asyncio.sleep(0)
         assert speaker.said == ["start first"]  # the reply in flight comes first
         requests.let("first")
@@ -116,14 +116,14 @@ async def test_an_announcement_waits_for_the_request_in_flight_not_for_the_queue
 async def test_an_announcement_waits_for_a_long_request_only_so_long(
     closed_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("homeassist.daemon.main.ANNOUNCE_WAIT_S", 0.2)
+    monkeypatch.setattr("homeassist.scheduler.announcer.ANNOUNCE_WAIT_S", 0.2)
     daemon, speaker = in_process(closed_url)
     requests = Requests(daemon, speaker.said)
     worker = daemon.supervisor.run("requests", daemon.queue.run)
     try:
         stuck = daemon.queue.submit("a very long answer", "api")
         await wait_until_async(lambda: requests.started, BOUND_S, "the request")
-        await asyncio.wait_for(daemon._announce("Reminder: call mom.", ring=False), BOUND_S)
+        await asyncio.wait_for(daemon.announcer.announce("Reminder: call mom.", ring=False), BOUND_S)
         assert speaker.said == ["start a very long answer", "Reminder: call mom."] and not stuck.done()
         requests.let("a very long answer")
         await asyncio.wait_for(stuck, BOUND_S)
@@ -149,8 +149,8 @@ async def test_a_failed_action_and_a_lost_job_file_are_announced(closed_url: str
     mom = Job("a7b8c9", "reminder", "reminder", due, {"message": "call mom"})
     where = Path("/state/jobs.sqlite3")
     moved = where.with_name("jobs.sqlite3.corrupt-x")
-    await daemon._store_lost(StoreLoss(where, moved, "file is not a database", (pasta, mom)))
-    await daemon._store_lost(StoreLoss(where, moved, "file is not a database", None, False))
+    await daemon.announcer.store_lost(StoreLoss(where, moved, "file is not a database", (pasta, mom)))
+    await daemon.announcer.store_lost(StoreLoss(where, moved, "file is not a database", None, False))
     assert speaker.said[1:] == [
         "My timer file was damaged, so I lost your pasta timer and your reminder to call mom. "
         "Please set them again.",

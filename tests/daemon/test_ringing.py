@@ -55,10 +55,10 @@ async def settle() -> None:
 
 
 async def test_a_timer_rings_until_stop(closed_url: str, monkeypatch: Any) -> None:
-    monkeypatch.setattr("homeassist.daemon.main.RING_PAUSE_S", 0.05)
+    monkeypatch.setattr("homeassist.scheduler.announcer.RING_PAUSE_S", 0.05)
     ringer, speaker = daemon(closed_url)
-    await ringer._announce("Your pasta timer is done.", ring=True)
-    ringing = ringer._ringing
+    await ringer.announcer.announce("Your pasta timer is done.", ring=True)
+    ringing = ringer.announcer.ringing
     assert ringing is not None
     await wait_until_async(
         lambda: speaker.said.count("Your pasta timer is done.") >= 3 and speaker.beeps >= 3, 60, "3 rings"
@@ -74,10 +74,10 @@ async def test_a_timer_rings_until_stop(closed_url: str, monkeypatch: Any) -> No
 
 
 async def test_ringing_ends_by_itself_after_ring_s(closed_url: str, monkeypatch: Any) -> None:
-    monkeypatch.setattr("homeassist.daemon.main.RING_PAUSE_S", 0.05)
+    monkeypatch.setattr("homeassist.scheduler.announcer.RING_PAUSE_S", 0.05)
     ringer, speaker = daemon(closed_url, HOMEASSIST_SCHEDULER__RING_S="0.3")
-    await ringer._announce("It's time: this is your alarm.", ring=True)
-    ringing = ringer._ringing
+    await ringer.announcer.announce("It's time: this is your alarm.", ring=True)
+    ringing = ringer.announcer.ringing
     assert ringing is not None
     await asyncio.wait({ringing}, timeout=60)  # a hang guard: it ends after ring_s
     assert ringing.done() and not ringing.cancelled()  # it ended on its own, nobody said "stop"
@@ -100,7 +100,7 @@ async def test_a_reminder_waits_for_the_reply_in_progress(closed_url: str) -> No
     worker = ringer.supervisor.run("requests", ringer.queue.run)
     future = ringer.queue.submit("what time is it", "api")
     await asyncio.wait_for(answering.wait(), 60)
-    announcing = asyncio.create_task(ringer._announce("Reminder: call mom.", ring=False))
+    announcing = asyncio.create_task(ringer.announcer.announce("Reminder: call mom.", ring=False))
     await settle()
     assert speaker.said == [] and not announcing.done()  # the reply comes first
     release.set()

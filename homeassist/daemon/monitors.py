@@ -1,0 +1,69 @@
+"""The loops of the daemon's components that watch a part working on its own: the Z-Wave connection, the
+model server, and a part with nothing to watch (a server, the scheduler), alive while its loop runs.
+
+Each runs as a supervised component's work (``Supervisor.run``): it sets the component's state, beats
+its heartbeat every ``MONITOR_S`` and runs until cancelled; an error it raises restarts it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from homeassist.daemon.supervisor import Component
+from homeassist.errors import HomeassistError
+from homeassist.llm.base import ModelClient
+from homeassist.llm.ollama import OllamaClient
+from homeassist.llm.unavailable import UnavailableModelClient, probe_ollama
+from homeassist.zwave.service import ZWaveService
+
+#: How often the monitors look (Z-Wave connection, microphone frames) and beat.
+MONITOR_S = 1.0
+#: How often Ollama is asked whether it is there.
+MODEL_PROBE_S = 30.0
+MODEL_PROBE_TIMEOUT_S = 3.0
+
+
+async def watch_zwave(zwave: ZWaveService, component: Component) -> None:
+    """Start the Z-Wave part (the connection, or the simulated home), then follow its connection."""
+    await zwave.start()
+    if zwave.start_error:
+        problem = zwave.unavailable_reason()
+        await zwave.stop()
+        zwave.start_error = ""
+        raise HomeassistError(problem)
+    while True:
+        if zwave.connection.connected:
+            component.set("ready", zwave.connection.url)
+        else:
+            component.set("degraded", zwave.unavailable_reason())
+        await asyncio.sleep(MONITOR_S)
+
+
+async def watch_model(model: ModelClient, url: str, component: Component) -> None:
+    """Warm the model up, then ask the Ollama server at ``url`` every ``MODEL_PROBE_S`` whether it is
+    there (a request's outcome says more: see ``health.learn_from``)."""
+    if isinstance(model, UnavailableModelClient):
+        component.set("degraded", model.description)
+    if isinstance(model, OllamaClient):
+        await model.warm_up()
+    while True:
+        if isinstance(model, OllamaClient):
+            try:
+                await probe_ollama(url, MODEL_PROBE_TIMEOUT_S)
+            except HomeassistError as err:
+                component.set("degraded", str(err))
+            else:
+                if component.state != "ready":
+                    component.set("ready", model.description)
+        elif not isinstance(model, UnavailableModelClient):
+            component.set("ready", model.description)
+        for _ in range(int(MODEL_PROBE_S / MONITOR_S)):
+            component.beat()
+            await asyncio.sleep(MONITOR_S)
+
+
+async def beat_forever(component: Component) -> None:
+    """A part that works on its own (a server, the scheduler): alive as long as the loop runs."""
+    while True:
+        component.beat()
+        await asyncio.sleep(MONITOR_S)
