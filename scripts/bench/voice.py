@@ -28,12 +28,12 @@ Run: ``scripts/bench/voice [--quick] [--json PATH]`` (a full run takes about fou
 ``--stt-quality`` (issue 18) measures recognition instead, per model: word error rate and device-name
 accuracy on espeak-ng commands for this home at 130, 165 and 200 words a minute, clean and with the
 kitchen recording (/work/shared/voice/noise/kitchen.wav) mixed in at 20, 10 and 5 dB SNR, "before"
-(faster-whisper's
-temperature fallback, no biasing, one thread) against "after" with each biasing (off, hotwords,
-prompt); ten runs of one clip (distinct texts: determinism); per-utterance time; and the confidence of
-right and wrong transcripts and of gibberish and noise, from which ``[stt] min_confidence`` and
-``min_command_confidence`` are chosen. There are no real recorded commands (/work/shared/voice has
-wake words and noise only): every command here is synthesized.
+(faster-whisper's temperature fallback, no biasing, one thread) against "after" with each biasing (off,
+hotwords, prompt) and with whisper's first hypothesis instead of the chosen one; ten runs of one clip
+(distinct texts: determinism); per-utterance time; and the confidence of right and wrong transcripts and
+of gibberish and noise, from which ``[stt] min_confidence`` and ``min_command_confidence`` are chosen.
+There are no real recorded commands (/work/shared/voice has wake words and noise only): every command
+here is synthesized.
 """
 
 from __future__ import annotations
