@@ -2,8 +2,9 @@
 
 ``logging.level``, ``zwave.aliases``, ``wake.threshold`` and the API token (``api.token_file``, and the
 token file's content) apply without a restart (``LIVE_KEYS``); the log names every other change as
-needing one, and the running settings keep their old values for it until then. A broken file keeps the
-running configuration and the log says why.
+needing one, and the running settings keep their old values for it until then. A file that cannot be
+used (broken, or one a start would refuse: an English-only speech model with another language) keeps
+the running configuration, and the log says why.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from homeassist.api.token import ensure_token, token_path
-from homeassist.config.loader import load_settings
+from homeassist.audio.models import check_model_language
+from homeassist.config.loader import LoadedConfig, load_settings
 from homeassist.config.settings import Settings
 from homeassist.errors import ConfigError, HomeassistError
 from homeassist.logs import setup_logging
@@ -70,7 +72,7 @@ async def reload(
     Z-Wave aliases (``set_aliases``), the wake word's threshold (``wake``, when voice runs) and the API
     token. None when the file cannot be used (logged): the running configuration stays."""
     try:
-        loaded = await asyncio.to_thread(load_settings, path)
+        loaded = await asyncio.to_thread(_read, path)
     except ConfigError as err:
         _LOGGER.error("Reload failed; the running configuration stays: %s", err)
         return None
@@ -102,6 +104,13 @@ async def reload(
         f"; these changes need a restart: {', '.join(restart)}" if restart else "",
     )
     return Reloaded(running(old, new), token, restart)
+
+
+def _read(path: Path | None) -> LoadedConfig:
+    """The configuration, checked as at start-up (blocking file I/O: call it in a thread)."""
+    loaded = load_settings(path)
+    check_model_language(loaded)
+    return loaded
 
 
 def diff(old: Settings, new: Settings) -> SettingsDiff:
