@@ -29,7 +29,7 @@ from homeassist.audio.endpoint import Endpointer, NothingHeard, Utterance
 from homeassist.audio.pipeline import VoiceLoop
 from homeassist.audio.speaker import Speaker, output_device
 from homeassist.audio.stt import BackgroundTranscriber
-from homeassist.audio.wake import WakeWordDetector, model_name
+from homeassist.audio.wake import WakeWordDetector, wake_phrase
 from homeassist.config.settings import Settings
 from homeassist.errors import AudioError
 from homeassist.messages import Reply
@@ -63,11 +63,6 @@ def build_transcriber(settings: Settings, state_dir: Path) -> BackgroundTranscri
         state_dir=state_dir,
         wake_phrases=[wake_phrase(word) for word in settings.wake.words],
     )
-
-
-def wake_phrase(word: str) -> str:
-    """How a wake word is written: "Hey Jarvis" for ``hey_jarvis`` (or a model file's path)."""
-    return model_name(Path(word)).replace("_", " ").title()
 
 
 def build_endpointer(settings: Settings) -> Endpointer:

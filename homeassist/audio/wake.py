@@ -79,6 +79,11 @@ def models_dir() -> Path | None:
     return Path(next(iter(spec.submodule_search_locations))) / "resources" / "models"
 
 
+def wake_phrase(word: str) -> str:
+    """How a wake word is written: "Hey Jarvis" for ``hey_jarvis`` (or a model file's path)."""
+    return model_name(Path(word)).replace("_", " ").title()
+
+
 def model_name(path: Path) -> str:
     """``hey_jarvis`` for ``hey_jarvis_v0.1.onnx``: the file name without its version suffix."""
     return re.sub(r"_v\d+(\.\d+)*$", "", path.stem)

@@ -69,8 +69,8 @@ from homeassist.audio.models import resolve_model
 from homeassist.audio.pipeline import VoiceLoop
 from homeassist.audio.speaker import Speaker, Spoken
 from homeassist.audio.stt import BackgroundTranscriber
-from homeassist.audio.voice import WAKE_LOOKBACK_MS, wake_phrase
-from homeassist.audio.wake import WakeWordDetector
+from homeassist.audio.voice import WAKE_LOOKBACK_MS
+from homeassist.audio.wake import WakeWordDetector, wake_phrase
 from homeassist.config.loader import load_settings
 from homeassist.config.settings import AudioSettings, Settings, SttSettings, TtsSettings, WakeSettings
 from homeassist.daemon import Runtime, build_runtime

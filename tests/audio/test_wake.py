@@ -12,7 +12,7 @@ import pytest
 
 from homeassist.audio.capture import FRAME_SAMPLES, SAMPLE_RATE, AudioFrame, to_frames
 from homeassist.audio.endpoint import Endpointer, NothingHeard, Utterance
-from homeassist.audio.wake import WakeWordDetector, shipped_words, strip_wake_phrase
+from homeassist.audio.wake import WakeWordDetector, shipped_words, strip_wake_phrase, wake_phrase
 
 from .conftest import Clips, Recording, Samples, compose
 
@@ -205,3 +205,8 @@ def test_idle_listening_runs_each_model_once_a_frame_on_inputs_of_a_fixed_size(
 )
 def test_a_leading_wake_phrase_is_cut_off_the_transcript(text: str, word: str, command: str) -> None:
     assert strip_wake_phrase(text, word) == command
+
+
+def test_a_wake_word_is_written_as_people_say_it() -> None:
+    assert wake_phrase("hey_jarvis") == "Hey Jarvis"
+    assert wake_phrase("/models/okay_nabu_v0.1.onnx") == "Okay Nabu"
