@@ -29,7 +29,7 @@ from typing import Any, Protocol
 from homeassist.assistant.local import local_reply
 from homeassist.errors import HomeassistError, ModelError, ZWaveUnavailableError
 from homeassist.intent.classifier import FollowUp, IntentClassifier
-from homeassist.intent.home import Home
+from homeassist.intent.home import HomeSnapshot
 from homeassist.llm.base import ModelClient, SentenceSink
 from homeassist.messages import Command, Intent, Reply, ReplyPath, ToolResult
 from homeassist.stats import Stats
@@ -54,13 +54,13 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 class DeviceBackend(Protocol):
     """What the Assistant needs of the device layer: the home now (never waits), or to wait for it."""
 
-    def home(self) -> Home | dict[str, Any] | None: ...
+    def home(self) -> HomeSnapshot | dict[str, Any] | None: ...
 
     async def ready(self) -> bool: ...
 
     def unavailable_reason(self) -> str: ...
 
-    def last_home(self) -> Home | dict[str, Any] | None: ...
+    def last_home(self) -> HomeSnapshot | dict[str, Any] | None: ...
 
 
 class Assistant:

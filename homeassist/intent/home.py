@@ -38,10 +38,6 @@ class HomeSnapshot(TypedDict, total=False):
     floors: list[str]
 
 
-#: The old name, kept only until ``homeassist/assistant/core.py`` imports ``HomeSnapshot`` (issue 19).
-Home = HomeSnapshot
-
-
 @dataclass(frozen=True)
 class IndexedDevice:
     """A device of the home's index, with every name it answers to, normalised."""
