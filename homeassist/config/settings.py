@@ -403,6 +403,40 @@ class ApiSettings(Section):
     )
 
 
+class WyomingSettings(Section):
+    """``[wyoming]``: homeassist as Wyoming services (conversation, speech to text, text to speech) for
+    Home Assistant and other Wyoming clients. No authentication: the address decides who may use it."""
+
+    enabled: bool = setting(False, "serve homeassist as Wyoming services (handle, asr, tts) at uri")
+    uri: str = setting(
+        "tcp://127.0.0.1:10400",
+        "where the Wyoming services listen; a home server whose Home Assistant runs on another machine "
+        "sets its LAN address (no authentication: anyone who reaches it may use it)",
+        allowed="a tcp://HOST:PORT URI such as 'tcp://127.0.0.1:10400' or 'tcp://192.168.1.5:10400'",
+    )
+    zeroconf: bool = setting(
+        False, "announce the services on the LAN over mDNS, so Home Assistant finds them"
+    )
+    allow_actions: bool = setting(
+        False, "let Wyoming conversation requests switch devices and set timers; off, they may only ask"
+    )
+    timeout_s: float = setting(
+        60.0, "seconds one Wyoming request may take before its client gets an error", gt=0, le=600
+    )
+
+    @field_validator("uri")
+    @classmethod
+    def _tcp_uri(cls, value: str) -> str:
+        parts = urlsplit(value)
+        try:
+            port = parts.port
+        except ValueError as err:
+            raise ValueError(f"bad port in {value!r}") from err
+        if parts.scheme != "tcp" or not parts.hostname or not port or parts.path not in ("", "/"):
+            raise ValueError(f"not a tcp://HOST:PORT URI: {value!r}")
+        return value
+
+
 class PrivacySettings(Section):
     store_transcripts: bool = setting(
         False, "keep what was said in the request log lines (never audio); off: text only at DEBUG"
@@ -428,6 +462,7 @@ class Settings(Section):
     web: WebSettings = Field(default_factory=WebSettings)
     scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
     api: ApiSettings = Field(default_factory=ApiSettings)
+    wyoming: WyomingSettings = Field(default_factory=WyomingSettings)
     privacy: PrivacySettings = Field(default_factory=PrivacySettings)
     models: dict[str, ModelOverride] = Field(
         default_factory=dict, description="model profile overrides and additions, by profile or model name"
