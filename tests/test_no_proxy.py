@@ -13,7 +13,7 @@ import pytest
 
 from homeassist.api.client import ask_daemon, daemon_running, set_mute
 from homeassist.api.server import ControlAPI
-from homeassist.cli.doctor import _check_ollama_model
+from homeassist.cli.doctor.services import check_ollama_model
 from homeassist.config.loader import load_settings
 from homeassist.llm.ollama import OllamaClient
 from homeassist.llm.unavailable import probe_ollama
@@ -67,7 +67,7 @@ async def proxy(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Proxy]:
 async def test_ollama_is_reached_directly(proxy: Proxy) -> None:
     async with OllamaStandIn() as standin:
         assert await asyncio.wait_for(probe_ollama(standin.url, 5), BOUND_S)
-        assert (await asyncio.wait_for(_check_ollama_model(standin.url, "qwen3:0.6b"), BOUND_S)).name
+        assert (await asyncio.wait_for(check_ollama_model(standin.url, "qwen3:0.6b"), BOUND_S)).name
         client = OllamaClient(ollama_settings(standin.url), ToolExecutor([]))
         try:
             await asyncio.wait_for(client.detect(), BOUND_S)

@@ -5,6 +5,10 @@ false``, keep_alive, num_ctx), tools converted by ``tool_format`` and bound as d
 repairs JSON-string tool arguments, the model's profile detected from ``/api/version`` and
 ``/api/show``, the warm-up at start, and Ollama's failures told apart: unreachable (naming the URL),
 model not pulled, timeout, an error line mid-stream, a dropped stream, an HTTP error.
+
+Also the one probe of an Ollama server (``probe_ollama``: is it there, which version) and the one
+reading of its version (``ollama_version``), which the daemon's health check, the unavailable client,
+``homeassist doctor`` and ``homeassist validate-model`` share.
 """
 
 from __future__ import annotations
@@ -19,23 +23,42 @@ import ollama
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_ollama import ChatOllama
+from packaging.version import InvalidVersion, Version
 from pydantic import ValidationError
 
 from homeassist.config.settings import ModelOverride, OllamaSettings
-from homeassist.errors import ModelError, ModelNotFoundError, ModelResponseError, ModelTimeoutError
+from homeassist.errors import (
+    ModelError,
+    ModelNotFoundError,
+    ModelResponseError,
+    ModelTimeoutError,
+    ModelUnreachableError,
+)
 from homeassist.llm import transport
 from homeassist.llm.chat import DIRECT_ANSWER, I_DONT_KNOW, NO_ANSWER, ChatClient
 from homeassist.llm.profiles import ModelProfile, profile_for
 from homeassist.llm.tool_format import to_ollama_tools
-from homeassist.llm.unavailable import unreachable_error
 from homeassist.tools.executor import ToolExecutor
 
-__all__ = ["DIRECT_ANSWER", "I_DONT_KNOW", "NO_ANSWER", "OllamaClient", "parse_version"]
+__all__ = [
+    "DIRECT_ANSWER",
+    "I_DONT_KNOW",
+    "MIN_OLLAMA_VERSION",
+    "NO_ANSWER",
+    "TOOLS_OLLAMA_VERSION",
+    "OllamaClient",
+    "ollama_version",
+    "parse_version",
+    "probe_ollama",
+    "unreachable_error",
+]
 
 _LOGGER = logging.getLogger(__name__)
 
-#: Streaming tool calls need Ollama 0.8, ``think`` 0.9.
-MIN_OLLAMA_VERSION = (0, 9, 0)
+#: Streaming tool calls need Ollama 0.8, ``think`` 0.9 (before it ``think: false`` is ignored).
+MIN_OLLAMA_VERSION = Version("0.9.0")
+#: Tool calling itself came with Ollama 0.3.
+TOOLS_OLLAMA_VERSION = Version("0.3.0")
 PROBE_TIMEOUT_S = 5.0
 
 
@@ -90,22 +113,22 @@ class OllamaClient(ChatClient):
             return self.profile
         self._detected = True
         url, model = self.settings.base_url, self.settings.model
+        timeout_s = min(PROBE_TIMEOUT_S, self.settings.timeout_s)
         try:
-            async with httpx.AsyncClient(
-                timeout=min(PROBE_TIMEOUT_S, self.settings.timeout_s), trust_env=False
-            ) as client:
-                version = (await client.get(f"{url}/api/version")).json().get("version", "")
+            version = await probe_ollama(url, timeout_s)
+            async with httpx.AsyncClient(timeout=timeout_s, trust_env=False) as client:
                 shown = await client.post(f"{url}/api/show", json={"model": model})
-        except (httpx.HTTPError, ValueError) as err:
+        except (ModelUnreachableError, httpx.HTTPError) as err:
             _LOGGER.debug("Could not ask Ollama at %s about %s: %s", url, model, err)
             return self.profile
-        if parse_version(str(version)) < MIN_OLLAMA_VERSION:
+        parsed = ollama_version(version)
+        if parsed is None or parsed < MIN_OLLAMA_VERSION:
             _LOGGER.warning(
                 "Ollama at %s is version %s; homeassist needs %s or newer (tool calling with streaming, "
                 "think: false). Update Ollama.",
                 url,
-                version or "unknown",
-                ".".join(map(str, MIN_OLLAMA_VERSION)),
+                version,
+                MIN_OLLAMA_VERSION,
             )
         if shown.status_code != 200:
             return self.profile
@@ -210,11 +233,55 @@ class OllamaClient(ChatClient):
         await self._transport.aclose()
 
 
+# --- the server ---------------------------------------------------------------------------------
+
+
+async def probe_ollama(url: str, timeout_s: float) -> str:
+    """The version of the Ollama server at ``url`` (``GET /api/version`` within ``timeout_s``).
+
+    Raises ModelUnreachableError, naming the URL and the fix, when nothing answers there or what
+    answers is not Ollama's API; its ``__cause__`` says which (the transport's error, or a
+    ModelResponseError naming the answer).
+    """
+    try:
+        async with httpx.AsyncClient(timeout=timeout_s, trust_env=False) as client:
+            response = await client.get(f"{url}/api/version")
+    except httpx.HTTPError as err:
+        raise unreachable_error(url, str(err) or type(err).__name__) from err
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    version = body.get("version") if isinstance(body, dict) and not response.is_error else None
+    if not isinstance(version, str) or not version:
+        what = f"HTTP {response.status_code}" if response.is_error else "no version in the answer"
+        cause = ModelResponseError(f"GET /api/version: {what}; something answers, but not Ollama's API")
+        raise unreachable_error(url, str(cause)) from cause
+    _LOGGER.debug("Ollama at %s is version %s", url, version)
+    return version
+
+
+def unreachable_error(url: str, detail: str) -> ModelUnreachableError:
+    """The error for a model server that does not answer: the URL, what happened, and the fix."""
+    return ModelUnreachableError(
+        f"Ollama at {url} is unreachable ({detail}). Start it with `ollama serve` "
+        "(or `systemctl start ollama`), or point [ollama] base_url / HOMEASSIST_OLLAMA__BASE_URL "
+        "at a running server.",
+        spoken=f"I can't reach the language model at {url}, so I can't answer that right now.",
+    )
+
+
+def ollama_version(text: str) -> Version | None:
+    """Ollama's version as it reports it (``0.9.2``, ``0.12.0-rc1``; ``0.0.0`` is a development
+    build), read by ``packaging``; None when it is not a version number."""
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
+
+
 def parse_version(text: str) -> tuple[int, ...]:
-    """``"0.9.2"`` -> ``(0, 9, 2)``; anything unreadable sorts first."""
-    parts = []
-    for piece in text.split("-", 1)[0].split("."):
-        if not piece.isdigit():
-            break
-        parts.append(int(piece))
-    return tuple(parts) or (0,)
+    """:func:`ollama_version`'s release numbers (``"0.12.0-rc1"`` -> ``(0, 12, 0)``), ``(0,)`` when
+    unreadable so that it sorts first; for callers that compare tuples."""
+    version = ollama_version(text)
+    return version.release if version is not None else (0,)

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from homeassist.audio import capture
-from homeassist.cli import doctor
-from homeassist.cli.doctor import Check, exit_code, format_checks, run_checks, run_doctor
+from homeassist.cli.checks import Check, exit_code
+from homeassist.cli.doctor import format_report, run_checks, run_doctor, services, system
 from homeassist.config.loader import LoadedConfig, load_settings
 from homeassist.mcp import integration
 from tests.conftest import REPO, free_port
@@ -75,7 +75,7 @@ async def test_anthropic_needs_only_a_key_which_is_never_shown(tmp_path: Path) -
     checks = await run_checks(loaded)
     assert by_name(checks, "anthropic").status == "ok"
     assert not [c for c in checks if c.name.startswith("ollama")]
-    assert secret not in json.dumps([c.to_dict() for c in checks]) + format_checks(checks, color=False)
+    assert secret not in json.dumps([c.to_dict() for c in checks]) + format_report(checks, color=False)
 
 
 # --- state directory and token ---------------------------------------------------------------------
@@ -101,7 +101,7 @@ async def test_a_state_directory_under_a_file_fails_even_for_root(tmp_path: Path
 CHECK_STATE_DIR = """
 import json, os, sys
 from pathlib import Path
-from homeassist.cli.doctor import _check_state_dir
+from homeassist.cli.doctor.system import check_state_dir
 if len(sys.argv) > 2:
     try:
         os.setgroups([])
@@ -110,7 +110,7 @@ if len(sys.argv) > 2:
     except PermissionError as err:
         print(err, file=sys.stderr)
         sys.exit(77)
-print(json.dumps([check.to_dict() for check in _check_state_dir(Path(sys.argv[1]))]))
+print(json.dumps([check.to_dict() for check in check_state_dir(Path(sys.argv[1]))]))
 """
 CANNOT_DROP = 77
 #: ``nobody``: root may write into any directory, so as root the check runs as this user instead.
@@ -268,14 +268,14 @@ async def test_a_check_that_raises_is_a_failure_not_a_traceback(
     def broken(settings: object) -> Check:
         raise KeyError("token")
 
-    monkeypatch.setattr(doctor, "probe_ollama", boom)
-    monkeypatch.setattr(doctor, "_check_token", broken)
+    monkeypatch.setattr(services, "probe_ollama", boom)
+    monkeypatch.setattr(system, "check_token", broken)
     checks = await run_checks(load(tmp_path))
     assert by_name(checks, "ollama") == Check(
         "ollama", "fail", "the check itself failed: RuntimeError: boom", required=True
     )
     assert by_name(checks, "API token").detail == "the check itself failed: KeyError: 'token'"
-    assert "Traceback" not in format_checks(checks, color=False)
+    assert "Traceback" not in format_report(checks, color=False)
 
 
 @pytest.fixture
@@ -296,8 +296,8 @@ async def test_nothing_hangs_past_the_bound(
         release.wait()
         return []
 
-    monkeypatch.setattr(doctor, "_check_zwave", forever)
-    monkeypatch.setattr(doctor, "_check_state_dir", stuck)
+    monkeypatch.setattr(services, "check_zwave", forever)
+    monkeypatch.setattr(system, "check_state_dir", stuck)
     # Only run_checks' own 0.5 s bound can end this; the outer bound is a hang guard.
     checks = await asyncio.wait_for(run_checks(load(tmp_path), timeout_s=0.5), 120)
     for name in ("z-wave", "state directory"):
@@ -317,7 +317,7 @@ REPORT = [
 
 
 def test_the_table_is_aligned_and_the_fixes_numbered() -> None:
-    text = format_checks(REPORT, color=False)
+    text = format_report(REPORT, color=False)
     lines = text.splitlines()
     assert lines[0].split() == ["check", "status", "detail"]
     table = lines[: len(REPORT) + 1]
@@ -336,15 +336,15 @@ def test_the_table_is_aligned_and_the_fixes_numbered() -> None:
 
 
 def test_colour_does_not_move_the_columns() -> None:
-    plain = format_checks(REPORT, color=False)
-    coloured = format_checks(REPORT, color=True)
+    plain = format_report(REPORT, color=False)
+    coloured = format_report(REPORT, color=True)
     assert "\033[31m" in coloured
     assert re.sub(r"\033\[\d+m", "", coloured) == plain
 
 
 def test_all_passed_verdict_and_json_shape() -> None:
     good = [c for c in REPORT if c.status != "fail"]
-    assert format_checks(good, color=False).splitlines()[-1] == "All required checks passed (1 other problem)"
+    assert format_report(good, color=False).splitlines()[-1] == "All required checks passed (1 other problem)"
     assert exit_code(good) == 0
     assert good[0].to_dict() == {
         "name": "configuration",

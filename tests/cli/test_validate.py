@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
-from homeassist.cli.validate import (
+from homeassist.cli.checks import Check
+from homeassist.cli.validate import Report, format_report, validate_model
+from homeassist.cli.validate.session import (
     EMPTY_RETRY,
     LONG_CONTEXT,
     MODEL_LOADS,
@@ -23,11 +25,7 @@ from homeassist.cli.validate import (
     TWO_TOOLS,
     UNICODE,
     VERSION,
-    Check,
-    Report,
-    _test_tools,
-    format_report,
-    validate_model,
+    harmless_tools,
 )
 from homeassist.llm.tool_format import to_ollama_tools
 from tests.conftest import free_port
@@ -104,7 +102,7 @@ async def test_a_good_model_passes_every_check_and_the_retry_is_not_provoked(oll
     ollama.script(*script())
     report = await run(ollama)
     assert [c.name for c in report.checks] == BASE_NAMES
-    assert statuses(report) == dict.fromkeys(BASE_NAMES, "pass") | {EMPTY_RETRY: "not provoked"}
+    assert statuses(report) == dict.fromkeys(BASE_NAMES, "ok") | {EMPTY_RETRY: "not provoked"}
     assert report.ok and report.exit_code == 0 and report.failed == ()
     assert not check(report, EMPTY_RETRY).required
     assert ollama.pending == 0
@@ -114,7 +112,9 @@ async def test_a_good_model_passes_every_check_and_the_retry_is_not_provoked(oll
     assert "set_timer(minutes=5)" in check(report, TOOL_ARGUMENTS).detail
     assert "3 sentences" in check(report, STREAMING).detail
     assert all(
-        c.elapsed_ms > 0 for c in report.checks if c.name not in (VERSION, TOOL_SUPPORT, TOOL_ARGUMENTS)
+        (c.elapsed_ms or 0) > 0
+        for c in report.checks
+        if c.name not in (VERSION, TOOL_SUPPORT, TOOL_ARGUMENTS)
     )
 
 
@@ -124,7 +124,7 @@ async def test_the_checks_use_the_real_request_shape(ollama: OllamaStandIn) -> N
     load, plain, _streaming, tool, after_tool, restraint, empty = ollama.chats
     assert load["messages"] == [] and load["keep_alive"] == "10m"
     assert plain["tools"] == [] and plain["stream"] is True and plain["think"] is False
-    assert tool["tools"] == to_ollama_tools(_test_tools())
+    assert tool["tools"] == to_ollama_tools(harmless_tools())
     assert [m["role"] for m in after_tool["messages"]] == ["system", "user", "assistant", "tool"]
     assert after_tool["messages"][-1]["content"] == "Timer set for 5 minutes."
     assert restraint["tools"] and empty["tools"]
@@ -152,7 +152,7 @@ async def test_the_full_suite_passes_with_a_good_script(ollama: OllamaStandIn) -
     ollama.script(*script(full_suite=True))
     report = await run(ollama, full_suite=True)
     assert [c.name for c in report.checks] == FULL_NAMES
-    assert statuses(report) == dict.fromkeys(FULL_NAMES, "pass") | {EMPTY_RETRY: "not provoked"}
+    assert statuses(report) == dict.fromkeys(FULL_NAMES, "ok") | {EMPTY_RETRY: "not provoked"}
     assert check(report, TWO_TOOLS).required and "2 rounds" in check(report, TWO_TOOLS).detail
     assert report.ok and ollama.pending == 0
     long_prompt = ollama.chats[-1]["messages"][1]["content"]
@@ -165,7 +165,7 @@ async def test_the_full_suite_passes_with_a_good_script(ollama: OllamaStandIn) -
 async def test_an_unreachable_server_fails_at_once_and_skips_the_rest() -> None:
     url = f"http://127.0.0.1:{free_port()}"
     report = await validate_model(ollama_settings(url))
-    assert statuses(report) == dict.fromkeys(BASE_NAMES, "skipped") | {REACHABLE: "fail"}
+    assert statuses(report) == dict.fromkeys(BASE_NAMES, "skip") | {REACHABLE: "fail"}
     detail = check(report, REACHABLE).detail
     assert url in detail and "ollama serve" in detail
     assert not report.ok and report.exit_code == 1
@@ -182,7 +182,7 @@ async def test_a_missing_model_fails_with_the_pull_command_and_runs_no_chat() ->
     assert check(report, MODEL_PRESENT).status == "fail"
     detail = check(report, MODEL_PRESENT).detail
     assert "ollama pull qwen3:0.6b" in detail and "(installed: llama3.2:1b)" in detail
-    assert all(check(report, name).status == "skipped" for name in [TOOL_SUPPORT, MODEL_LOADS, *CHAT_NAMES])
+    assert all(check(report, name).status == "skip" for name in [TOOL_SUPPORT, MODEL_LOADS, *CHAT_NAMES])
     assert not report.ok
 
 
@@ -200,11 +200,11 @@ async def test_a_model_without_tool_support_fails_the_tool_call_without_asking()
         assert plain.pending == 0
     assert check(report, TOOL_SUPPORT).status == "fail"
     assert "cannot call tools" in check(report, TOOL_SUPPORT).detail
-    assert check(report, PLAIN_CHAT).status == "pass" and check(report, STREAMING).status == "pass"
+    assert check(report, PLAIN_CHAT).status == "ok" and check(report, STREAMING).status == "ok"
     assert check(report, TOOL_CALL).status == "fail" and "tool support" in check(report, TOOL_CALL).detail
     assert check(report, TWO_TOOLS).status == "fail"
     skipped = [TOOL_ARGUMENTS, RESTRAINT, EMPTY_RETRY]
-    assert all(check(report, name).status == "skipped" for name in skipped)
+    assert all(check(report, name).status == "skip" for name in skipped)
     assert not report.ok
 
 
@@ -213,7 +213,7 @@ async def test_a_hung_model_fails_plain_chat_and_skips_the_remaining_chats(ollam
     report = await run(ollama, timeout_s="0.5")
     assert check(report, PLAIN_CHAT).status == "fail"
     assert "timeout_s" in check(report, PLAIN_CHAT).detail
-    assert all(check(report, name).status == "skipped" for name in CHAT_NAMES[1:])
+    assert all(check(report, name).status == "skip" for name in CHAT_NAMES[1:])
     assert len(ollama.chats) == 2  # the load and the one that hung
     assert not report.ok
 
@@ -239,8 +239,8 @@ async def test_streamed_sentences_are_timed(ollama: OllamaStandIn) -> None:
     ollama.script(*script(streaming=[turn]))
     report = await run(ollama)
     streaming = check(report, STREAMING)
-    assert streaming.status == "pass" and "2 sentences" in streaming.detail
-    assert streaming.elapsed_ms >= 300
+    assert streaming.status == "ok" and "2 sentences" in streaming.detail
+    assert (streaming.elapsed_ms or 0) >= 300
 
 
 async def test_wrong_tool_arguments_fail(ollama: OllamaStandIn) -> None:
@@ -248,7 +248,7 @@ async def test_wrong_tool_arguments_fail(ollama: OllamaStandIn) -> None:
         *script(tool_call=[tool_calls(("set_timer", {"minutes": 50})), reply("Timer set for 50 minutes.")])
     )
     report = await run(ollama)
-    assert check(report, TOOL_CALL).status == "pass"
+    assert check(report, TOOL_CALL).status == "ok"
     arguments = check(report, TOOL_ARGUMENTS)
     assert arguments.status == "fail" and "minutes=50" in arguments.detail and "minutes=5" in arguments.detail
     assert not report.ok and [c.name for c in report.failed] == [TOOL_ARGUMENTS]
@@ -260,7 +260,7 @@ async def test_a_tool_call_written_as_text_warns_and_passes(ollama: OllamaStandI
     report = await run(ollama)
     call = check(report, TOOL_CALL)
     assert call.status == "warn" and "text_tool_call" in call.detail
-    assert check(report, TOOL_ARGUMENTS).status == "pass"
+    assert check(report, TOOL_ARGUMENTS).status == "ok"
     assert report.ok
 
 
@@ -284,7 +284,7 @@ async def test_a_refused_call_that_is_corrected_warns(ollama: OllamaStandIn) -> 
     )
     report = await run(ollama)
     assert check(report, TOOL_CALL).status == "warn" and "bad_arguments" in check(report, TOOL_CALL).detail
-    assert check(report, TOOL_ARGUMENTS).status == "pass"
+    assert check(report, TOOL_ARGUMENTS).status == "ok"
 
 
 async def test_no_tool_call_fails_and_skips_the_arguments(ollama: OllamaStandIn) -> None:
@@ -292,7 +292,7 @@ async def test_no_tool_call_fails_and_skips_the_arguments(ollama: OllamaStandIn)
     report = await run(ollama)
     call = check(report, TOOL_CALL)
     assert call.status == "fail" and "without calling set_timer" in call.detail
-    assert check(report, TOOL_ARGUMENTS).status == "skipped"
+    assert check(report, TOOL_ARGUMENTS).status == "skip"
     assert not report.ok
 
 
@@ -321,16 +321,16 @@ async def test_an_empty_answer_retried_and_answered_passes(ollama: OllamaStandIn
     ollama.script(*script(empty_answer_retried=[reply(""), reply("Rome is the capital of Italy.")]))
     report = await run(ollama)
     retried = check(report, EMPTY_RETRY)
-    assert retried.status == "pass" and "Rome" in retried.detail
+    assert retried.status == "ok" and "Rome" in retried.detail
     assert ollama.chats[-1]["tools"] == []
 
 
 async def test_an_empty_answer_seen_in_an_earlier_check_counts(ollama: OllamaStandIn) -> None:
     ollama.script(*script(restraint=[reply(""), reply("Hello!")]))
     report = await run(ollama)
-    assert check(report, RESTRAINT).status == "pass"
+    assert check(report, RESTRAINT).status == "ok"
     retried = check(report, EMPTY_RETRY)
-    assert retried.status == "pass" and "seen in restraint" in retried.detail
+    assert retried.status == "ok" and "seen in restraint" in retried.detail
 
 
 async def test_an_empty_retry_that_is_empty_too_fails_but_is_optional(ollama: OllamaStandIn) -> None:
@@ -407,11 +407,11 @@ def test_the_verdict_names_the_required_checks_that_failed() -> None:
         model="tiny",
         base_url="http://127.0.0.1:1",
         checks=(
-            Check(REACHABLE, "pass", "Ollama answers", True, 2.0),
-            Check(TOOL_CALL, "fail", "answered without calling set_timer", True, 1500.0),
-            Check(TOOL_ARGUMENTS, "skipped", "not run", True, 0.0),
-            Check(RESTRAINT, "warn", "hm", False, 12.0),
-            Check(EMPTY_RETRY, "fail", "empty twice", False, 30.0),
+            Check(REACHABLE, "ok", "Ollama answers", required=True, elapsed_ms=2.0),
+            Check(TOOL_CALL, "fail", "answered without calling set_timer", required=True, elapsed_ms=1500.0),
+            Check(TOOL_ARGUMENTS, "skip", "not run", required=True, elapsed_ms=0.0),
+            Check(RESTRAINT, "warn", "hm", elapsed_ms=12.0),
+            Check(EMPTY_RETRY, "fail", "empty twice", elapsed_ms=30.0),
         ),
     )
     table = format_report(report)

@@ -9,8 +9,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import httpx
 import pytest
+from aiohttp import web
 from langchain_core.tools import BaseTool
+from packaging.version import Version
 
 from homeassist.errors import (
     ModelNotFoundError,
@@ -18,7 +21,13 @@ from homeassist.errors import (
     ModelTimeoutError,
     ModelUnreachableError,
 )
-from homeassist.llm.ollama import DIRECT_ANSWER, I_DONT_KNOW, OllamaClient
+from homeassist.llm.ollama import (
+    DIRECT_ANSWER,
+    I_DONT_KNOW,
+    OllamaClient,
+    ollama_version,
+    probe_ollama,
+)
 from homeassist.llm.tool_format import to_ollama_tools
 from homeassist.tools.executor import ToolExecutor
 from tests.conftest import free_port
@@ -390,3 +399,47 @@ async def test_a_failed_warm_up_is_logged_not_raised(
     assert await down.warm_up() is False
     assert f"Ollama at {url} is unreachable" in caplog.text
     await down.aclose()
+
+
+# --- the probe and the version ----------------------------------------------------------------------
+
+
+async def test_the_probe_reads_the_version(server: OllamaStandIn) -> None:
+    server.version = "0.12.6"
+    assert await probe_ollama(server.url, 5) == "0.12.6"
+
+
+async def test_the_probe_names_the_url_of_a_dead_server(closed_url: str) -> None:
+    with pytest.raises(ModelUnreachableError, match=f"Ollama at {closed_url} is unreachable") as caught:
+        await probe_ollama(closed_url, 5)
+    assert isinstance(caught.value.__cause__, httpx.HTTPError)
+    assert "`ollama serve`" in str(caught.value) and closed_url in caught.value.spoken
+
+
+@pytest.mark.parametrize(("status", "body"), [(404, "404: Not Found"), (200, '{"name": "something else"}')])
+async def test_the_probe_tells_a_server_that_is_not_ollama(status: int, body: str) -> None:
+    async def anything(request: web.Request) -> web.Response:
+        return web.Response(status=status, text=body, content_type="application/json")
+
+    app = web.Application()
+    app.router.add_get("/api/version", anything)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    url = f"http://127.0.0.1:{port}"
+    try:
+        with pytest.raises(ModelUnreachableError, match="not Ollama's API") as caught:
+            await probe_ollama(url, 5)
+    finally:
+        await runner.cleanup()
+    assert isinstance(caught.value.__cause__, ModelResponseError)
+    assert url in str(caught.value) and (f"HTTP {status}" in str(caught.value)) == (status == 404)
+
+
+def test_versions_are_read_by_packaging() -> None:
+    assert ollama_version("0.9.2") == Version("0.9.2")
+    assert ollama_version("0.12.0-rc1") == Version("0.12.0rc1") < Version("0.12.0")
+    newer, older = ollama_version("0.10.1"), ollama_version("0.9.0")
+    assert newer is not None and older is not None and newer > older  # as numbers, not as text
+    assert ollama_version("unknown") is None and ollama_version("") is None
