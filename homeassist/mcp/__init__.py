@@ -1,11 +1,8 @@
-"""MCP servers over stdio (the Playwright browser server among them), their tools as LangChain tools."""
+"""The generic MCP client: servers over stdio, their tools as LangChain tools (the Playwright browser
+server's particulars are in ``homeassist.web.playwright``)."""
 
 from homeassist.errors import MCPError
-from homeassist.mcp.integration import (
-    MCPIntegration,
-    ServerConfig,
-    playwright_server,
-    write_playwright_config,
-)
+from homeassist.mcp.integration import MCPIntegration
+from homeassist.mcp.session import ServerConfig
 
-__all__ = ["MCPError", "MCPIntegration", "ServerConfig", "playwright_server", "write_playwright_config"]
+__all__ = ["MCPError", "MCPIntegration", "ServerConfig"]

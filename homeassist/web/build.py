@@ -22,7 +22,8 @@ from homeassist.tools.executor import ToolExecutor
 from homeassist.web.fallback import WebSearchFallback, browser_tools, origin
 
 if TYPE_CHECKING:
-    from homeassist.mcp.integration import MCPIntegration, ServerConfig, _Session
+    from homeassist.mcp.integration import MCPIntegration
+    from homeassist.mcp.session import ServerConfig, Session
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -42,7 +43,7 @@ def build_web(settings: Settings, executor: ToolExecutor, state: Path) -> Web | 
     """The MCP servers and the web search, or None without the ``web`` extra (logged with the fix).
     Does no I/O: the browser's config is written under ``state`` (in a thread) when it first starts."""
     try:
-        import homeassist.mcp.integration  # noqa: F401  # the 'web' extra is installed
+        import homeassist.mcp.session  # noqa: F401  # the 'web' extra is installed
     except ImportError as err:
         _LOGGER.warning(
             "Web search is off: the 'web' extra is not installed (%s); run scripts/setup, or "
@@ -90,7 +91,7 @@ def mcp_servers(settings: Settings, state: Path) -> list[ServerConfig]:
 
 def write_config(settings: Settings, state: Path) -> Path:
     """Write the browser's configuration file under ``state`` (blocking I/O: call it in a thread)."""
-    from homeassist.mcp.integration import write_playwright_config
+    from homeassist.web.playwright import write_playwright_config
 
     web = settings.web
     args = [arg for arg in web.browser_args if not arg.startswith(RESOLVER_RULES)]
@@ -114,7 +115,9 @@ def write_config(settings: Settings, state: Path) -> Path:
 def server_configs(settings: Settings, state: Path) -> list[ServerConfig]:
     """The built-in browser server (changed by ``[mcp.servers.playwright]`` where set) and the others.
     No I/O: the browser's configuration file is ``write_config``'s."""
-    from homeassist.mcp.integration import ServerConfig, playwright_server
+    from homeassist.mcp.session import ServerConfig
+    from homeassist.web.playwright import playwright_server
+    from homeassist.web.processes import MarkedProcesses
 
     browser = playwright_server(
         config_file=state / CONFIG_FILE, output_dir=state / OUTPUT_DIR, name=BROWSER_SERVER
@@ -131,6 +134,8 @@ def server_configs(settings: Settings, state: Path) -> list[ServerConfig]:
             cwd=base.cwd if base else None,
             requires=base.requires if base and not server.command else (),
             hint=base.hint if base else "",
+            # Every session's leftovers are swept, a configured server's too (it may start a browser).
+            tracker=MarkedProcesses,
         )
     return list(servers.values())
 
@@ -143,7 +148,7 @@ def _writing_config_first(servers: Sequence[ServerConfig], write: Callable[[], o
     class ConfigWritingIntegration(MCPIntegration):
         written = False
 
-        async def _start(self, config: ServerConfig) -> _Session:
+        async def _start(self, config: ServerConfig) -> Session:
             # Called under the server's start lock: one write, before the first start only.
             if config.name == BROWSER_SERVER and not self.written:
                 try:

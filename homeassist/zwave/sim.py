@@ -15,13 +15,13 @@ import shutil
 import signal
 from pathlib import Path
 
+from homeassist import install_root
 from homeassist.errors import ZWaveError
 
 _LOGGER = logging.getLogger(__name__)
 
-ROOT = Path(__file__).resolve().parents[2]
-SIM_DIR = ROOT / "zwave-sim"
-DEFAULT_HOME = ROOT / "config" / "home.json"
+SIM_DIR = install_root() / "zwave-sim"
+DEFAULT_HOME = install_root() / "config" / "home.json"
 
 START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 5.0

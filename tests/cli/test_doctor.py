@@ -21,7 +21,7 @@ from homeassist.audio import capture
 from homeassist.cli.checks import Check, exit_code
 from homeassist.cli.doctor import format_report, run_checks, run_doctor, services, system
 from homeassist.config.loader import LoadedConfig, load_settings
-from homeassist.mcp import integration
+from homeassist.web import playwright
 from tests.conftest import REPO, free_port
 from tests.llm.standin import OllamaStandIn
 
@@ -247,8 +247,8 @@ async def test_a_speech_model_that_is_not_there_fails_when_voice_is_on(tmp_path:
 async def test_a_missing_browser_is_a_warning_not_a_failure(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(integration, "CHROMIUM", tmp_path / "no-chromium")
-    monkeypatch.setattr(integration, "PLAYWRIGHT_CLI", tmp_path / "no-mcp" / "cli.js")
+    monkeypatch.setattr(playwright, "CHROMIUM", tmp_path / "no-chromium")
+    monkeypatch.setattr(playwright, "PLAYWRIGHT_CLI", tmp_path / "no-mcp" / "cli.js")
     checks = await run_checks(load(tmp_path))
     web = by_name(checks, "web search")
     assert web.status == "warn" and not web.required

@@ -7,7 +7,6 @@ except 127.0.0.1 and localhost, and the test page is served on 127.0.0.1.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
 import socket
@@ -22,9 +21,10 @@ import pytest
 from langchain_core.tools import ToolException
 from mcp import types
 
-from homeassist.mcp import MCPError, MCPIntegration, ServerConfig, playwright_server, write_playwright_config
-from homeassist.mcp.integration import CHROMIUM, MARKER_ENV, PLAYWRIGHT_CLI, result_text
+from homeassist.mcp import MCPError, MCPIntegration, ServerConfig
+from homeassist.mcp.session import MARKER_ENV, result_text
 from homeassist.tools.executor import ToolExecutor
+from homeassist.web.playwright import CHROMIUM, PLAYWRIGHT_CLI, playwright_server, write_playwright_config
 from tests.conftest import wait_until_async
 
 #: Every host name to 127.0.0.1:9, where nothing listens; 127.0.0.1 and localhost stay themselves.
@@ -381,7 +381,7 @@ async def test_an_unknown_server_is_named() -> None:
         await mcp.tools("web")
 
 
-# --- results and configuration --------------------------------------------------------------------
+# --- results --------------------------------------------------------------------------------------
 
 
 def test_result_text_joins_the_text_parts() -> None:
@@ -394,23 +394,3 @@ def test_result_text_joins_the_text_parts() -> None:
     )
     assert result_text(result) == "first\nsecond"
     assert result_text(types.CallToolResult(content=[], structured_content={"a": 1})) == '{"a": 1}'
-
-
-def test_write_playwright_config_adds_to_the_shipped_one(tmp_path: Path) -> None:
-    path = write_playwright_config(
-        tmp_path / "c.json",
-        browser_args=["--lang=en-GB"],
-        resolver_rules=[TEST_RESOLVER_RULES],
-        allowed_origins=["http://127.0.0.1:8080"],
-    )
-
-    config = json.loads(path.read_text(encoding="utf-8"))
-    args = config["browser"]["launchOptions"]["args"]
-    assert "--disable-background-networking" in args and "--lang=en-GB" in args
-    rules = [arg for arg in args if arg.startswith("--host-resolver-rules=")]
-    # One switch (Chromium keeps only the last), the shipped rules first.
-    assert rules == [
-        "--host-resolver-rules=MAP accounts.google.com ~NOTFOUND, MAP update.googleapis.com ~NOTFOUND, "
-        + TEST_RESOLVER_RULES
-    ]
-    assert config["network"]["allowedOrigins"] == ["http://127.0.0.1:8080"]

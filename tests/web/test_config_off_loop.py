@@ -19,8 +19,8 @@ import pytest
 
 from homeassist.config.loader import load_settings
 from homeassist.errors import MCPError
-from homeassist.mcp import integration
 from homeassist.tools.executor import ToolExecutor
+from homeassist.web import playwright
 from homeassist.web.build import BROWSER_SERVER, CONFIG_FILE, build_web
 
 #: A hang guard for the detector, never a figure: a free loop runs a callback long before this.
@@ -32,7 +32,7 @@ async def test_the_browser_config_is_written_in_a_thread_before_its_first_start(
 ) -> None:
     loop = asyncio.get_running_loop()
     writes: list[bool] = []
-    original = integration.write_playwright_config
+    original = playwright.write_playwright_config
 
     def slow_disk(path: Path, **options: Any) -> Path:
         turned = threading.Event()
@@ -40,7 +40,7 @@ async def test_the_browser_config_is_written_in_a_thread_before_its_first_start(
         writes.append(turned.wait(LOOP_TURN_GUARD_S))
         return original(path, **options)
 
-    monkeypatch.setattr(integration, "write_playwright_config", slow_disk)
+    monkeypatch.setattr(playwright, "write_playwright_config", slow_disk)
     servers = {BROWSER_SERVER: {"command": str(tmp_path / "no-such-node")}}
     settings = load_settings(env={"HOMEASSIST_MCP__SERVERS": json.dumps(servers)}).settings
     web = build_web(settings, ToolExecutor(), tmp_path)

@@ -139,7 +139,7 @@ async def check_web() -> Check:
 
 
 def check_browser() -> Check:
-    from homeassist.mcp.integration import CHROMIUM, PLAYWRIGHT_CLI, SETUP_HINT  # imports mcp: off the loop
+    from homeassist.web.playwright import CHROMIUM, PLAYWRIGHT_CLI, SETUP_HINT  # imports mcp: off the loop
 
     problems, found = [], []
     if shutil.which("node") is None:
