@@ -69,22 +69,20 @@ cannot deadlock a test's event loop.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import json
 import re
 import secrets
 import string
-import threading
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
+
+from tests.standin_server import Pause, StandInServer
 
 __all__ = [
     "DEFAULT_API_KEY",
@@ -170,19 +168,6 @@ class ToolUse:
     input: Mapping[str, Any]
     id: str = field(default_factory=lambda: _id("toolu_"))
     json_chars: int = 12
-
-
-@dataclass(frozen=True)
-class Pause:
-    """Send nothing for ``seconds``; what was sent before has already reached the client.
-
-    With ``until``: send nothing until the test sets that event (from any thread), so that it can check
-    what the client did meanwhile without timing it; ``seconds`` is then a hang guard (the event not set
-    by then, the connection is dropped).
-    """
-
-    seconds: float
-    until: threading.Event | None = None
 
 
 @dataclass(frozen=True)
@@ -328,7 +313,7 @@ def _input_tokens(body: Mapping[str, Any]) -> int:
     return total + 1
 
 
-class AnthropicStandIn:
+class AnthropicStandIn(StandInServer):
     """An aiohttp server on ``127.0.0.1:<free port>`` speaking Anthropic's Messages API; see the module doc.
 
     Use ``async with AnthropicStandIn() as anthropic:`` (or ``with``, or ``await start()`` /
@@ -336,17 +321,12 @@ class AnthropicStandIn:
     """
 
     def __init__(self, models: Sequence[str] = DEFAULT_MODELS, *, api_key: str = DEFAULT_API_KEY) -> None:
+        super().__init__()
         self.models = list(models)
         self.api_key = api_key
-        self.url = ""
         self.requests: list[Recorded] = []
         self.served: list[Turn] = []
         self._turns: deque[Turn] = deque()
-        self._thread: threading.Thread | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stop: asyncio.Event | None = None
-        self._closing: asyncio.Event | None = None
-        self._finished: concurrent.futures.Future[None] | None = None
 
     # -- scripting and inspection ------------------------------------------------------------------
 
@@ -373,123 +353,16 @@ class AnthropicStandIn:
         """The JSON bodies of every ``POST /v1/messages`` (refused ones included), in order."""
         return [r.body for r in self.requests if r.method == "POST" and r.path == "/v1/messages" and r.body]
 
-    # -- lifecycle ---------------------------------------------------------------------------------
+    # -- the app ---------------------------------------------------------------------------------------
 
-    async def start(self) -> None:
-        ready: concurrent.futures.Future[int] = concurrent.futures.Future()
-        self._start_thread(ready)
-        port = await asyncio.wrap_future(ready)
-        self.url = f"http://127.0.0.1:{port}"
+    thread_name = "anthropic-standin"
 
-    async def stop(self) -> None:
-        if self._request_stop() and self._finished is not None:
-            await asyncio.wrap_future(self._finished)
-        self._join()
-
-    def start_sync(self) -> None:
-        ready: concurrent.futures.Future[int] = concurrent.futures.Future()
-        self._start_thread(ready)
-        self.url = f"http://127.0.0.1:{ready.result(timeout=60)}"
-
-    def stop_sync(self) -> None:
-        if self._request_stop() and self._finished is not None:
-            self._finished.result(timeout=60)
-        self._join()
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.stop()
-
-    def __enter__(self) -> Self:
-        self.start_sync()
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop_sync()
-
-    def _start_thread(self, ready: concurrent.futures.Future[int]) -> None:
-        if self._thread is not None:
-            raise RuntimeError("the stand-in is already running")
-        self._finished = concurrent.futures.Future()
-        self._thread = threading.Thread(
-            target=self._run, args=(ready,), name="anthropic-standin", daemon=True
-        )
-        self._thread.start()
-
-    def _request_stop(self) -> bool:
-        loop, stop = self._loop, self._stop
-        if loop is None or stop is None or loop.is_closed():
-            return False
-        try:
-            loop.call_soon_threadsafe(stop.set)
-        except RuntimeError:  # the loop closed in between
-            return False
-        return True
-
-    def _join(self) -> None:
-        if self._thread is not None:
-            self._thread.join(timeout=60)
-        self._thread = None
-        self._loop = None
-        self._stop = None
-
-    def _run(self, ready: concurrent.futures.Future[int]) -> None:
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        try:
-            loop.run_until_complete(self._serve(ready))
-        except BaseException as exc:
-            if not ready.done():
-                ready.set_exception(exc)
-        finally:
-            loop.close()
-            if self._finished is not None and not self._finished.done():
-                self._finished.set_result(None)
-
-    async def _serve(self, ready: concurrent.futures.Future[int]) -> None:
-        self._stop = asyncio.Event()
-        self._closing = asyncio.Event()
+    def _app(self) -> web.Application:
         app = web.Application(middlewares=[self._record])
         app.router.add_post("/v1/messages", self._messages)
         app.router.add_get("/v1/models", self._list_models)
         app.router.add_get("/v1/models/{model_id}", self._get_model)
-        runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
-        await runner.setup()
-        try:
-            site = web.TCPSite(runner, "127.0.0.1", 0)
-            await site.start()
-            port: int = runner.addresses[0][1]
-            ready.set_result(port)
-            await self._stop.wait()
-        finally:
-            self._closing.set()  # wakes every Pause, so that in-flight requests end now
-            await runner.cleanup()
-
-    async def _sleep(self, seconds: float) -> bool:
-        """Sleep ``seconds``; False if the stand-in is stopping meanwhile."""
-        assert self._closing is not None
-        try:
-            await asyncio.wait_for(self._closing.wait(), timeout=seconds)
-        except TimeoutError:
-            return True
-        return False
-
-    async def _pause(self, pause: Pause) -> bool:
-        """Wait out ``pause``; False if the stand-in is stopping meanwhile or its event was never set."""
-        if pause.until is None:
-            return await self._sleep(pause.seconds)
-        deadline = time.monotonic() + pause.seconds
-        while not pause.until.is_set():
-            if time.monotonic() >= deadline or not await self._sleep(0.005):
-                return False
-        return True
+        return app
 
     # -- handlers ----------------------------------------------------------------------------------
 
@@ -615,22 +488,6 @@ class AnthropicStandIn:
         return turn
 
     # -- playing a turn ----------------------------------------------------------------------------
-
-    @staticmethod
-    def _drop(request: web.Request, response: web.StreamResponse | None = None) -> web.StreamResponse:
-        """Abort the connection; aiohttp's attempt to finish the response then fails quietly."""
-        if request.transport is not None:
-            request.transport.abort()
-        return response if response is not None else web.Response()
-
-    @staticmethod
-    async def _flushed(request: web.Request) -> None:
-        """Wait until what was written has left for the socket (not just aiohttp's buffers)."""
-        transport = request.transport
-        for _ in range(1000):
-            if transport is None or transport.is_closing() or transport.get_write_buffer_size() == 0:
-                return
-            await asyncio.sleep(0.001)
 
     @staticmethod
     def _message(

@@ -49,22 +49,20 @@ The server runs on its own thread and event loop, so a synchronous client (``Cha
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import hashlib
 import json
 import re
-import threading
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Any, Literal
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
+
+from tests.standin_server import Pause, StandInServer
 
 __all__ = [
     "Chunk",
@@ -108,19 +106,6 @@ class Chunk:
     content: str = ""
     thinking: str | None = None
     tool_calls: Sequence[ToolCallSpec] | None = None
-
-
-@dataclass(frozen=True)
-class Pause:
-    """Send nothing for ``seconds``; what was sent before has already reached the client.
-
-    With ``until``: send nothing until the test sets that event (from any thread), so that it can check
-    what the client did meanwhile without timing it; ``seconds`` is then a hang guard (the event not set
-    by then, the connection is dropped).
-    """
-
-    seconds: float
-    until: threading.Event | None = None
 
 
 @dataclass(frozen=True)
@@ -248,7 +233,7 @@ def _prompt_tokens(body: Mapping[str, Any]) -> int:
     return sum(len(t.split()) for t in texts) + 1
 
 
-class OllamaStandIn:
+class OllamaStandIn(StandInServer):
     """An aiohttp server on ``127.0.0.1:<free port>`` speaking Ollama's HTTP API; see the module docstring.
 
     Use ``async with OllamaStandIn() as ollama:`` (or ``with``, or ``await start()`` / ``await stop()``).
@@ -262,20 +247,13 @@ class OllamaStandIn:
         capabilities: Sequence[str] = DEFAULT_CAPABILITIES,
         port: int = 0,
     ) -> None:
+        super().__init__(port=port)
         self.models = list(models)
-        #: 0: a free port at the first start; a restart comes back on the same one.
-        self.port = port
         self.version = version
         self.capabilities = list(capabilities)
-        self.url = ""
         self.requests: list[Recorded] = []
         self.served: list[Turn] = []
         self._turns: deque[Turn] = deque()
-        self._thread: threading.Thread | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stop: asyncio.Event | None = None
-        self._closing: asyncio.Event | None = None
-        self._finished: concurrent.futures.Future[None] | None = None
 
     # -- scripting and inspection ------------------------------------------------------------------
 
@@ -308,87 +286,11 @@ class OllamaStandIn:
             isinstance(name, str) and bool(name) and _canonical(name) in {_canonical(m) for m in self.models}
         )
 
-    # -- lifecycle ---------------------------------------------------------------------------------
+    # -- the app ---------------------------------------------------------------------------------------
 
-    async def start(self) -> None:
-        ready: concurrent.futures.Future[int] = concurrent.futures.Future()
-        self._start_thread(ready)
-        port = await asyncio.wrap_future(ready)
-        self.url = f"http://127.0.0.1:{port}"
+    thread_name = "ollama-standin"
 
-    async def stop(self) -> None:
-        if self._request_stop() and self._finished is not None:
-            await asyncio.wrap_future(self._finished)
-        self._join()
-
-    def start_sync(self) -> None:
-        ready: concurrent.futures.Future[int] = concurrent.futures.Future()
-        self._start_thread(ready)
-        self.url = f"http://127.0.0.1:{ready.result(timeout=60)}"
-
-    def stop_sync(self) -> None:
-        if self._request_stop() and self._finished is not None:
-            self._finished.result(timeout=60)
-        self._join()
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.stop()
-
-    def __enter__(self) -> Self:
-        self.start_sync()
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop_sync()
-
-    def _start_thread(self, ready: concurrent.futures.Future[int]) -> None:
-        if self._thread is not None:
-            raise RuntimeError("the stand-in is already running")
-        self._finished = concurrent.futures.Future()
-        self._thread = threading.Thread(target=self._run, args=(ready,), name="ollama-standin", daemon=True)
-        self._thread.start()
-
-    def _request_stop(self) -> bool:
-        loop, stop = self._loop, self._stop
-        if loop is None or stop is None or loop.is_closed():
-            return False
-        try:
-            loop.call_soon_threadsafe(stop.set)
-        except RuntimeError:  # the loop closed in between
-            return False
-        return True
-
-    def _join(self) -> None:
-        if self._thread is not None:
-            self._thread.join(timeout=60)
-        self._thread = None
-        self._loop = None
-        self._stop = None
-
-    def _run(self, ready: concurrent.futures.Future[int]) -> None:
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        try:
-            loop.run_until_complete(self._serve(ready))
-        except BaseException as exc:
-            if not ready.done():
-                ready.set_exception(exc)
-        finally:
-            loop.close()
-            if self._finished is not None and not self._finished.done():
-                self._finished.set_result(None)
-
-    async def _serve(self, ready: concurrent.futures.Future[int]) -> None:
-        self._stop = asyncio.Event()
-        self._closing = asyncio.Event()
+    def _app(self) -> web.Application:
         app = web.Application(middlewares=[self._record])
         app.router.add_get("/", self._root)
         app.router.add_get("/api/version", self._version)
@@ -396,37 +298,7 @@ class OllamaStandIn:
         app.router.add_post("/api/show", self._show)
         app.router.add_post("/api/chat", self._chat)
         app.router.add_post("/api/generate", self._generate)
-        runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
-        await runner.setup()
-        try:
-            site = web.TCPSite(runner, "127.0.0.1", self.port, reuse_address=True)
-            await site.start()
-            port: int = runner.addresses[0][1]
-            self.port = port
-            ready.set_result(port)
-            await self._stop.wait()
-        finally:
-            self._closing.set()  # wakes every Pause, so that in-flight requests end now
-            await runner.cleanup()
-
-    async def _sleep(self, seconds: float) -> bool:
-        """Sleep ``seconds``; False if the stand-in is stopping meanwhile."""
-        assert self._closing is not None
-        try:
-            await asyncio.wait_for(self._closing.wait(), timeout=seconds)
-        except TimeoutError:
-            return True
-        return False
-
-    async def _pause(self, pause: Pause) -> bool:
-        """Wait out ``pause``; False if the stand-in is stopping meanwhile or its event was never set."""
-        if pause.until is None:
-            return await self._sleep(pause.seconds)
-        deadline = time.monotonic() + pause.seconds
-        while not pause.until.is_set():
-            if time.monotonic() >= deadline or not await self._sleep(0.005):
-                return False
-        return True
+        return app
 
     # -- handlers ----------------------------------------------------------------------------------
 
@@ -624,22 +496,6 @@ class OllamaStandIn:
         if body.get("stream") is False:
             return await self._play_whole(request, body, kind, turn, model, started)
         return await self._play_stream(request, body, kind, turn, model, started)
-
-    @staticmethod
-    def _drop(request: web.Request, response: web.StreamResponse | None = None) -> web.StreamResponse:
-        """Abort the connection; aiohttp's attempt to finish the response then fails quietly."""
-        if request.transport is not None:
-            request.transport.abort()
-        return response if response is not None else web.Response()
-
-    @staticmethod
-    async def _flushed(request: web.Request) -> None:
-        """Wait until what was written has left for the socket (not just aiohttp's buffers)."""
-        transport = request.transport
-        for _ in range(1000):
-            if transport is None or transport.is_closing() or transport.get_write_buffer_size() == 0:
-                return
-            await asyncio.sleep(0.001)
 
     async def _play_stream(
         self,
