@@ -12,8 +12,8 @@ import asyncio
 from homeassist.daemon.supervisor import Component
 from homeassist.errors import HomeassistError
 from homeassist.llm.base import ModelClient
-from homeassist.llm.ollama import OllamaClient
-from homeassist.llm.unavailable import UnavailableModelClient, probe_ollama
+from homeassist.llm.ollama import OllamaClient, probe_ollama
+from homeassist.llm.unavailable import UnavailableModelClient
 from homeassist.zwave.service import ZWaveService
 
 #: How often the monitors look (Z-Wave connection, microphone frames) and beat.
