@@ -1,0 +1,50 @@
+"""What ``describe`` says is made from the settings: the speech model, the engine and its voice, the
+model that answers, the language, and whether a conversation may act."""
+
+from __future__ import annotations
+
+from homeassist.config.loader import load_settings
+from homeassist.wyoming.info import Description, build_info
+
+
+def test_the_description_follows_the_settings() -> None:
+    defaults = Description.from_settings(load_settings(env={}).settings)
+    assert defaults == Description(
+        language="en",
+        stt_model="tiny.en",
+        tts_engine="espeak-ng",
+        tts_voice="en-us",
+        model_server="ollama",
+        model="qwen3:0.6b",
+    )
+    other = Description.from_settings(
+        load_settings(
+            env={
+                "HOMEASSIST_ASSISTANT__LANGUAGE": "de",
+                "HOMEASSIST_STT__MODEL": "/srv/models/whisper-small-ct2",
+                "HOMEASSIST_TTS__ENGINE": "piper",
+                "HOMEASSIST_TTS__PIPER_MODEL": "/srv/voices/de_DE-thorsten-medium.onnx",
+                "HOMEASSIST_OLLAMA__PROVIDER": "anthropic",
+                "HOMEASSIST_ANTHROPIC__API_KEY": "sk-ant-test",
+            }
+        ).settings
+    )
+    assert (other.language, other.stt_model, other.tts_engine, other.tts_voice) == (
+        "de",
+        "whisper-small-ct2",
+        "piper",
+        "de_DE-thorsten-medium",
+    )
+    assert (other.model_server, other.model) == ("anthropic", "claude-haiku-4-5")
+
+
+def test_info_lists_only_what_is_served_and_whether_a_conversation_may_act() -> None:
+    description = Description.from_settings(load_settings(env={}).settings)
+    info = build_info(description, asr=False, tts=False, handle=True, allow_actions=True)
+    assert info.asr == [] and info.tts == []
+    assert info.handle[0].supports_home_control is True
+    assert "no device" not in (info.handle[0].description or "")
+    quiet = build_info(description, asr=True, tts=True, handle=True, allow_actions=False)
+    assert quiet.handle[0].supports_home_control is False
+    assert "no device or timer actions" in (quiet.handle[0].description or "")
+    assert quiet.asr[0].requires_external_vad  # the client says where speech ends
