@@ -185,7 +185,7 @@ async def test_a_sentence_that_cannot_be_spoken_is_logged_without_its_text(
     async def broken(sentence: str) -> bytes:
         raise SpeakerError("espeak-ng failed (1): no voice")
 
-    monkeypatch.setattr(speaker, "_synthesize", broken)
+    monkeypatch.setattr(speaker, "synthesize", broken)
     await speaker.say("Your test results from the clinic are ready.")
     assert await speaker.wait_idle(30)
     await speaker.aclose()

@@ -255,7 +255,7 @@ class Speaker:
 
     async def _speak(self, sentence: str) -> Spoken:
         start = time.perf_counter()
-        wav = await self._synthesize(sentence)
+        wav = await self.synthesize(sentence)
         spoken = Spoken(
             sentence if self.keep_text else "",
             chars=len(sentence),
@@ -273,7 +273,9 @@ class Speaker:
             _LOGGER.debug("No output device and no [audio] wav_dir: %r is not played", sentence)
         return spoken
 
-    async def _synthesize(self, sentence: str) -> bytes:
+    async def synthesize(self, sentence: str) -> bytes:
+        """``sentence`` as WAV bytes from the configured engine (espeak-ng or Piper), bounded by
+        ``SYNTH_TIMEOUT_S``; SpeakerError when the engine fails. Nothing is played."""
         if self.tts.engine == "piper":
             command = ["piper", "--model", str(self.piper_model), "--output_file", "-"]
             stdin = sentence.encode()

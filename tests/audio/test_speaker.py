@@ -169,7 +169,7 @@ async def test_spoken_is_bounded_and_keeps_no_text_unless_asked(
         return speaker_module.TONE  # the speaker's own bookkeeping is under test, not espeak-ng
 
     private = Speaker(TtsSettings(), AudioSettings(), device=None, keep_text=False)
-    monkeypatch.setattr(private, "_synthesize", quick)
+    monkeypatch.setattr(private, "synthesize", quick)
     for number in range(SPOKEN_KEPT + 20):
         await private.say(f"Your appointment number {number} at the clinic.")
     assert await private.wait_idle(60)
@@ -179,7 +179,7 @@ async def test_spoken_is_bounded_and_keeps_no_text_unless_asked(
     assert "clinic" not in repr(list(private.spoken))
 
     kept = Speaker(TtsSettings(), AudioSettings(), device=None, keep_text=True)
-    monkeypatch.setattr(kept, "_synthesize", quick)
+    monkeypatch.setattr(kept, "synthesize", quick)
     await kept.say("Kept for the tests.")
     assert await kept.wait_idle(60)
     await kept.aclose()

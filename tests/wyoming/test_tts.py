@@ -34,7 +34,7 @@ async def test_speech_comes_as_audio_chunks_of_what_the_engine_gave() -> None:
     given: list[bytes] = []
 
     async def engine(text: str, /) -> bytes:
-        wav = await speaker._synthesize(text)  # the speaker's engine, as the daemon hands it over
+        wav = await speaker.synthesize(text)  # the speaker's engine, as the daemon hands it over
         given.append(wav)
         return wav
 
