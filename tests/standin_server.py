@@ -4,7 +4,8 @@ thread and event loop, so that a synchronous client cannot deadlock a test's eve
 
 A subclass builds its app (``_app``) and plays its turns with the helpers here: ``_pause`` for a
 :class:`Pause`, ``_sleep`` (both end early when the stand-in stops, so that requests in flight end then),
-``_drop`` to abort a connection and ``_flushed`` to wait until written bytes have left for the socket.
+``_drop`` to abort a connection and ``_flushed`` to wait until written bytes have left for the socket;
+and ``words``, which cuts a scripted answer into streamed pieces.
 
 Use ``async with StandIn() as server:`` (or ``with``, or ``await start()`` / ``await stop()``); ``url``
 is its base URL. The first start takes a free port; a restart comes back on the same one.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -34,6 +36,15 @@ class Pause:
 
     seconds: float
     until: threading.Event | None = None
+
+
+def words(text: str, per_chunk: int) -> list[str]:
+    """``text`` in pieces of ``per_chunk`` words, spaces kept, so that the pieces join back to ``text``."""
+    pieces = re.findall(r"\s*\S+\s*", text)
+    if not pieces:
+        return [text] if text else []
+    step = max(1, per_chunk)
+    return ["".join(pieces[i : i + step]) for i in range(0, len(pieces), step)]
 
 
 class StandInServer:

@@ -12,23 +12,10 @@ turns a test scripts beforehand::
         assert anthropic.bodies[0]["max_tokens"] == 1024
 
 The wire shapes follow Anthropic's Messages API documentation (streaming, errors) and what the
-installed clients send and parse (``anthropic`` 2.12.0 over ``httpx2``, ``langchain-anthropic`` 1.7.7):
+installed clients send and parse (``anthropic`` 2.12.0 over ``httpx2``, ``langchain-anthropic`` 1.7.7).
+What a turn becomes (streamed or not, an error), and what the clients make of each failure, is in
+``tests/llm/anthropic_turns.py``, beside the events. Besides:
 
-* ``"stream": true``: ``text/event-stream``, one SSE event per ``event: <type>\\ndata: <json>\\n\\n``:
-  ``message_start`` (a ``Message`` with empty ``content``, ``stop_reason`` null and the input usage),
-  then per content block ``content_block_start`` / ``content_block_delta``\\* / ``content_block_stop``
-  (``text_delta`` for text; ``input_json_delta`` for a ``tool_use`` block, which starts with
-  ``"input": {}`` and an empty ``partial_json`` as the real API does), then ``message_delta``
-  (``stop_reason``, ``stop_sequence``, cumulative ``usage``) and ``message_stop``. One ``ping`` follows
-  the first ``content_block_start``, as in Anthropic's examples. Like the API, nothing (not even the
-  status line) is sent before ``message_start``, which goes out with the first event that is not a
-  :class:`Pause`: a leading pause is a model that has not started answering.
-* ``stream`` absent or false: one ``application/json`` ``Message`` with the blocks merged (consecutive
-  text in one ``text`` block, each tool call a ``tool_use`` block with its whole ``input``).
-* Errors are ``{"type": "error", "error": {"type", "message"}, "request_id"}`` with the HTTP status
-  of the type (``authentication_error`` 401, ``not_found_error`` 404, ``overloaded_error`` 529, ...)
-  and a ``request-id`` header. Mid-stream, an :class:`ErrorEvent` is an ``event: error`` with the same
-  JSON (after a 200 status line), and ends the stream.
 * Credentials: ``x-api-key: <key>`` (Anthropic's documented header) or ``Authorization: Bearer <key>``
   (what ``anthropic`` 2.12.0 actually sends for ``api_key=``) must match ``api_key``: else 401
   ``authentication_error`` (``x-api-key header is required`` / ``invalid x-api-key``). The
@@ -38,31 +25,6 @@ installed clients send and parse (``anthropic`` 2.12.0 over ``httpx2``, ``langch
   wordings. None of these consume a scripted turn.
 * ``GET /v1/models`` and ``GET /v1/models/{id}`` list the configured models (``ModelInfo`` objects).
 
-What the clients make of each failure (measured in ``tests/llm/test_anthropic_standin.py``):
-``ChatAnthropic`` re-raises every ``anthropic.APIError`` it sees as a LangChain-classified subclass
-of the same SDK class (``langchain_anthropic.chat_models.Anthropic*Error``, also subclasses of
-``langchain_core.exceptions.Model*Error``), so ``except anthropic.OverloadedError`` still works:
-
-* wrong key -> ``AnthropicAuthenticationError`` (``anthropic.AuthenticationError``), 401. An empty
-  ``api_key=""`` never leaves the client: h11 refuses the header ``Authorization: Bearer `` and it is
-  an ``AnthropicConnectionError`` (``anthropic.APIConnectionError``), "Connection error.".
-* unknown model -> ``AnthropicModelNotFoundError`` (``anthropic.NotFoundError``), 404.
-* :func:`http_error` 529 -> ``AnthropicOverloadedError`` (``anthropic.OverloadedError``); 500 ->
-  ``AnthropicAPIError`` (``anthropic.InternalServerError``); 429 -> ``AnthropicRateLimitError``
-  (``anthropic.RateLimitError``).
-* :class:`ErrorEvent` mid-stream -> a plain ``anthropic.APIStatusError`` (the SDK picks the class
-  from the HTTP status, which was 200, and ChatAnthropic has no class for that: it re-raises it as
-  is), ``status_code`` 200, the error in ``.type``/``.api_message``/``.body``, ``str()`` the body's
-  repr. An ``overloaded_error`` mid-stream is *not* an ``anthropic.OverloadedError``.
-* :class:`Drop` mid-stream -> ``httpx2.RemoteProtocolError`` (raw, *not* an ``anthropic`` error:
-  the SDK wraps only failures before the response headers); before anything ->
-  ``AnthropicConnectionError`` (``anthropic.APIConnectionError``).
-* :func:`hang` -> ``AnthropicTimeoutError`` (``anthropic.APITimeoutError``) once the client's timeout
-  passes; a :class:`Pause` longer than the timeout *after* ``message_start`` -> raw
-  ``httpx2.ReadTimeout``.
-* :class:`Truncate` -> no error at all: the answer just ends short, with no ``stop_reason`` and no
-  usage in the metadata.
-
 The server runs on its own thread and event loop, so a synchronous client (``ChatAnthropic.invoke``)
 cannot deadlock a test's event loop.
 """
@@ -70,18 +32,43 @@ cannot deadlock a test's event loop.
 from __future__ import annotations
 
 import json
-import re
-import secrets
-import string
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
+from tests.llm.anthropic_turns import (
+    DEFAULT_API_KEY,
+    DEFAULT_MODELS,
+    ERROR_STATUS,
+    Drop,
+    ErrorEvent,
+    Event,
+    Stop,
+    Text,
+    ToolCallSpec,
+    ToolUse,
+    Truncate,
+    Turn,
+    count_input_tokens,
+    dumps,
+    error_body,
+    error_response,
+    hang,
+    http_error,
+    json_response,
+    message_object,
+    model_info,
+    new_id,
+    refusal,
+    stream,
+    text,
+    tool_use,
+)
 from tests.standin_server import Pause, StandInServer
 
 __all__ = [
@@ -107,33 +94,6 @@ __all__ = [
     "tool_use",
 ]
 
-DEFAULT_API_KEY = "sk-ant-standin-0000"
-DEFAULT_MODELS = ("claude-haiku-4-5",)
-
-ERROR_STATUS: Mapping[str, int] = {
-    "invalid_request_error": 400,
-    "authentication_error": 401,
-    "billing_error": 402,
-    "permission_error": 403,
-    "not_found_error": 404,
-    "request_too_large": 413,
-    "rate_limit_error": 429,
-    "api_error": 500,
-    "timeout_error": 504,
-    "overloaded_error": 529,
-}
-"""The HTTP status Anthropic answers each error ``type`` with (its errors documentation)."""
-
-ToolCallSpec = tuple[str, Mapping[str, Any]]
-"""``(name, input)``: a tool call as the model makes it."""
-
-_BASE62 = string.ascii_letters + string.digits
-
-
-def _id(prefix: str) -> str:
-    """An id shaped like Anthropic's (``msg_01…``, ``toolu_01…``, ``req_01…``): 24 base62 characters."""
-    return prefix + "01" + "".join(secrets.choice(_BASE62) for _ in range(22))
-
 
 @dataclass(frozen=True)
 class Recorded:
@@ -146,171 +106,6 @@ class Recorded:
     body: dict[str, Any] | None
     at: float
     """``time.monotonic()`` when the request arrived."""
-
-
-@dataclass(frozen=True)
-class Text:
-    """One ``text_delta``; opens a ``text`` block unless the previous event was text too."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class ToolUse:
-    """A whole ``tool_use`` block: start (``input: {}``), ``input_json_delta`` pieces, stop.
-
-    ``id`` is fixed when the event is made (:func:`tool_use` gives ``toolu_01…``), so a test can find
-    it in the next request's ``tool_result``. The JSON of ``input`` goes out ``json_chars`` characters
-    a delta, after an empty first delta, as the API sends it.
-    """
-
-    name: str
-    input: Mapping[str, Any]
-    id: str = field(default_factory=lambda: _id("toolu_"))
-    json_chars: int = 12
-
-
-@dataclass(frozen=True)
-class ErrorEvent:
-    """An ``event: error`` (``{"type": "error", "error": {...}}``) mid-stream; ends the stream.
-
-    Not streaming, the turn is answered with the HTTP error of that type instead.
-    """
-
-    type: str = "overloaded_error"
-    message: str = "Overloaded"
-
-
-@dataclass(frozen=True)
-class Drop:
-    """Close the connection abruptly: no ``message_stop``, the chunked body left incomplete."""
-
-
-@dataclass(frozen=True)
-class Truncate:
-    """End the HTTP body cleanly without ``message_delta``/``message_stop`` (a proxy cutting it short).
-
-    Not streaming, the connection is dropped instead (a JSON body cannot be cut short and parse).
-    """
-
-
-@dataclass(frozen=True)
-class Stop:
-    """Close the open block, then ``message_delta`` with ``stop_reason`` and usage, then ``message_stop``."""
-
-    stop_reason: str = "end_turn"
-    stop_sequence: str | None = None
-
-
-Event = Text | ToolUse | Pause | ErrorEvent | Drop | Truncate | Stop
-_ENDS = (Stop, Drop, ErrorEvent, Truncate)
-
-
-@dataclass(eq=False)
-class Turn:
-    """What one ``POST /v1/messages`` gets back. Build with the functions below."""
-
-    events: tuple[Event, ...] = ()
-    status: int | None = None
-    """An HTTP error status to answer with (after any leading pauses)."""
-    error_type: str = ""
-    error_message: str = ""
-    request: dict[str, Any] | None = field(default=None, repr=False)
-    """The JSON body of the request that consumed this turn, once one has."""
-    served_at: float | None = None
-    """``time.monotonic()`` when a request consumed this turn."""
-
-    @property
-    def tool_uses(self) -> list[ToolUse]:
-        """The tool calls this turn makes, in order (their ``id``s are what the client sees)."""
-        return [e for e in self.events if isinstance(e, ToolUse)]
-
-
-def _words(text: str, per_chunk: int) -> list[str]:
-    """``text`` in pieces of ``per_chunk`` words, spaces kept, so that the pieces join back to ``text``."""
-    pieces = re.findall(r"\s*\S+\s*", text)
-    if not pieces:
-        return [text] if text else []
-    step = max(1, per_chunk)
-    return ["".join(pieces[i : i + step]) for i in range(0, len(pieces), step)]
-
-
-def stream(*events: Event) -> Turn:
-    """A turn made of ``events`` in order; ``Stop`` is appended unless they end the stream.
-
-    The appended stop reason is ``"tool_use"`` if any event is a :class:`ToolUse`, else ``"end_turn"``.
-    """
-    if not events or not isinstance(events[-1], _ENDS):
-        reason = "tool_use" if any(isinstance(e, ToolUse) for e in events) else "end_turn"
-        events = (*events, Stop(reason))
-    return Turn(events=events)
-
-
-def text(text: str, *, chunk_words: int = 3, stop_reason: str = "end_turn") -> Turn:
-    """``text`` streamed ``chunk_words`` words a delta (spaces kept: the deltas join back to ``text``)."""
-    return stream(*(Text(piece) for piece in _words(text, chunk_words)), Stop(stop_reason))
-
-
-def tool_use(*calls: ToolCallSpec, text: str = "", chunk_words: int = 3) -> Turn:
-    """A turn that calls tools: ``text`` first (if any), then one ``tool_use`` block per call.
-
-    Each call is ``(name, input)``; each gets a fresh ``toolu_01…`` id (see :attr:`Turn.tool_uses`).
-    The stop reason is ``"tool_use"``.
-    """
-    events: list[Event] = [Text(piece) for piece in _words(text, chunk_words)]
-    events.extend(ToolUse(name, dict(arguments)) for name, arguments in calls)
-    events.append(Stop("tool_use"))
-    return Turn(events=tuple(events))
-
-
-def http_error(status: int, type: str, message: str) -> Turn:
-    """Answer with HTTP ``status`` and ``{"type": "error", "error": {"type": type, "message": message}}``."""
-    return Turn(status=status, error_type=type, error_message=message)
-
-
-def hang(seconds: float, then: Turn | None = None) -> Turn:
-    """Accept the request and send nothing at all for ``seconds`` (a client's read timeout fires).
-
-    Afterwards the connection is dropped without a response, or ``then`` is played (a slow start
-    that ends in a normal answer).
-    """
-    rest: Turn = then if then is not None else Turn(events=(Drop(),))
-    return Turn(
-        events=(Pause(seconds), *rest.events),
-        status=rest.status,
-        error_type=rest.error_type,
-        error_message=rest.error_message,
-    )
-
-
-def _dumps(obj: Mapping[str, Any]) -> bytes:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
-
-
-def _error_body(type_: str, message: str, request_id: str) -> dict[str, Any]:
-    return {"type": "error", "error": {"type": type_, "message": message}, "request_id": request_id}
-
-
-def _input_tokens(body: Mapping[str, Any]) -> int:
-    """A deterministic stand-in for ``input_tokens``: words in the system prompt and messages, plus one."""
-
-    def words(content: object) -> int:
-        if isinstance(content, str):
-            return len(content.split())
-        if isinstance(content, list):
-            return sum(words(block) for block in content)
-        if isinstance(content, dict):
-            return (
-                sum(words(content.get(key)) for key in ("text", "content"))
-                + len(json.dumps(content.get("input", ""))) // 8
-            )
-        return 0
-
-    messages = body.get("messages")
-    total = words(body.get("system"))
-    if isinstance(messages, list):
-        total += sum(words(m.get("content")) for m in messages if isinstance(m, dict))
-    return total + 1
 
 
 class AnthropicStandIn(StandInServer):
@@ -366,22 +161,6 @@ class AnthropicStandIn(StandInServer):
 
     # -- handlers ----------------------------------------------------------------------------------
 
-    @staticmethod
-    def _error(status: int, type_: str, message: str) -> web.Response:
-        request_id = _id("req_")
-        return web.Response(
-            body=_dumps(_error_body(type_, message, request_id)),
-            status=status,
-            content_type="application/json",
-            headers={"request-id": request_id},
-        )
-
-    @staticmethod
-    def _json(obj: Mapping[str, Any]) -> web.Response:
-        return web.Response(
-            body=_dumps(obj), content_type="application/json", headers={"request-id": _id("req_")}
-        )
-
     @web.middleware
     async def _record(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         body: dict[str, Any] | None = None
@@ -397,33 +176,18 @@ class AnthropicStandIn(StandInServer):
                 body = parsed
             elif raw.strip():
                 self.requests.append(Recorded(request.method, request.path, headers, None, arrived))
-                return self._error(400, "invalid_request_error", "There was an issue with the JSON body")
+                return error_response(400, "invalid_request_error", "There was an issue with the JSON body")
         self.requests.append(Recorded(request.method, request.path, headers, body, arrived))
-        refusal = self._check_headers(request)
-        if refusal is not None:
-            return refusal
+        refused = refusal(request, self.api_key)
+        if refused is not None:
+            return refused
         try:
             response: web.StreamResponse = await handler(request)
         except web.HTTPNotFound:
-            return self._error(404, "not_found_error", "Not Found")
+            return error_response(404, "not_found_error", "Not Found")
         except web.HTTPMethodNotAllowed:
-            return self._error(405, "invalid_request_error", f"Method Not Allowed: {request.method}")
+            return error_response(405, "invalid_request_error", f"Method Not Allowed: {request.method}")
         return response
-
-    def _check_headers(self, request: web.Request) -> web.Response | None:
-        """Credentials first (401), then ``anthropic-version`` (400), as the API checks them."""
-        given = request.headers.get("x-api-key")
-        if given is None:
-            authorization = request.headers.get("authorization", "")
-            if authorization[:7].lower() == "bearer ":
-                given = authorization[7:]
-        if given is None:
-            return self._error(401, "authentication_error", "x-api-key header is required")
-        if given != self.api_key:
-            return self._error(401, "authentication_error", "invalid x-api-key")
-        if not request.headers.get("anthropic-version"):
-            return self._error(400, "invalid_request_error", "anthropic-version: header is required")
-        return None
 
     @staticmethod
     async def _body(request: web.Request) -> dict[str, Any]:
@@ -432,20 +196,9 @@ class AnthropicStandIn(StandInServer):
         parsed = json.loads(raw) if raw.strip() else None
         return parsed if isinstance(parsed, dict) else {}
 
-    def _model_info(self, name: str) -> dict[str, Any]:
-        return {
-            "type": "model",
-            "id": name,
-            "display_name": name.replace("-", " ").title(),
-            "created_at": "2025-10-01T00:00:00Z",
-            "lifecycle": "active",
-            "max_input_tokens": 200_000,
-            "max_tokens": 64_000,
-        }
-
     async def _list_models(self, request: web.Request) -> web.StreamResponse:
-        data = [self._model_info(name) for name in self.models]
-        return self._json(
+        data = [model_info(name) for name in self.models]
+        return json_response(
             {
                 "data": data,
                 "has_more": False,
@@ -457,22 +210,22 @@ class AnthropicStandIn(StandInServer):
     async def _get_model(self, request: web.Request) -> web.StreamResponse:
         name = request.match_info["model_id"]
         if name not in self.models:
-            return self._error(404, "not_found_error", f"model: {name}")
-        return self._json(self._model_info(name))
+            return error_response(404, "not_found_error", f"model: {name}")
+        return json_response(model_info(name))
 
     async def _messages(self, request: web.Request) -> web.StreamResponse:
         body = await self._body(request)
         for required in ("model", "max_tokens", "messages"):
             if required not in body:
-                return self._error(400, "invalid_request_error", f"{required}: Field required")
+                return error_response(400, "invalid_request_error", f"{required}: Field required")
         model = body["model"]
         if not isinstance(model, str) or model not in self.models:
-            return self._error(404, "not_found_error", f"model: {model}")
+            return error_response(404, "not_found_error", f"model: {model}")
         if not body["messages"]:
-            return self._error(400, "invalid_request_error", "messages: at least one message is required")
+            return error_response(400, "invalid_request_error", "messages: at least one message is required")
         turn = self._take(body)
         if turn is None:
-            return self._error(500, "api_error", "stand-in: no scripted reply")
+            return error_response(500, "api_error", "stand-in: no scripted reply")
         if body.get("stream") is True:
             return await self._play_stream(request, body, turn, model)
         return await self._play_whole(request, body, turn, model)
@@ -489,31 +242,16 @@ class AnthropicStandIn(StandInServer):
 
     # -- playing a turn ----------------------------------------------------------------------------
 
-    @staticmethod
-    def _message(
-        model: str, message_id: str, content: list[dict[str, Any]], usage: dict[str, Any]
-    ) -> dict[str, Any]:
-        return {
-            "id": message_id,
-            "type": "message",
-            "role": "assistant",
-            "model": model,
-            "content": content,
-            "stop_reason": None,
-            "stop_sequence": None,
-            "usage": usage,
-        }
-
     async def _play_stream(
         self, request: web.Request, body: dict[str, Any], turn: Turn, model: str
     ) -> web.StreamResponse:
         response: web.StreamResponse | None = None
-        input_tokens = _input_tokens(body)
+        input_tokens = count_input_tokens(body)
         output_tokens = 1
         index = -1
         open_block: str | None = None
         pinged = False
-        request_id = _id("req_")
+        request_id = new_id("req_")
 
         async def send(event: str, data: Mapping[str, Any]) -> None:
             nonlocal response
@@ -533,9 +271,9 @@ class AnthropicStandIn(StandInServer):
                     "cache_read_input_tokens": 0,
                     "output_tokens": 1,
                 }
-                start = {"type": "message_start", "message": self._message(model, _id("msg_"), [], usage)}
-                await response.write(b"event: message_start\ndata: " + _dumps(start) + b"\n\n")
-            await response.write(f"event: {event}\ndata: ".encode() + _dumps(data) + b"\n\n")
+                start = {"type": "message_start", "message": message_object(model, new_id("msg_"), [], usage)}
+                await response.write(b"event: message_start\ndata: " + dumps(start) + b"\n\n")
+            await response.write(f"event: {event}\ndata: ".encode() + dumps(data) + b"\n\n")
             await self._flushed(request)
 
         async def start_block(block: dict[str, Any]) -> None:
@@ -582,7 +320,7 @@ class AnthropicStandIn(StandInServer):
                         await delta({"type": "input_json_delta", "partial_json": piece})
                     await close_block()
                 elif isinstance(event, ErrorEvent):
-                    await send("error", _error_body(event.type, event.message, request_id))
+                    await send("error", error_body(event.type, event.message, request_id))
                     break
                 elif isinstance(event, Drop):
                     return self._drop(request, response)
@@ -609,7 +347,7 @@ class AnthropicStandIn(StandInServer):
                     await send("message_stop", {"type": "message_stop"})
                     break
             if turn.status is not None and response is None:
-                return self._error(turn.status, turn.error_type, turn.error_message)
+                return error_response(turn.status, turn.error_type, turn.error_message)
         except ConnectionError:  # the client went away; aiohttp finishes the response quietly
             pass
         return response if response is not None else web.Response()
@@ -636,20 +374,20 @@ class AnthropicStandIn(StandInServer):
                     {"type": "tool_use", "id": event.id, "name": event.name, "input": dict(event.input)}
                 )
             elif isinstance(event, ErrorEvent):
-                return self._error(ERROR_STATUS.get(event.type, 500), event.type, event.message)
+                return error_response(ERROR_STATUS.get(event.type, 500), event.type, event.message)
             elif isinstance(event, Drop | Truncate):
                 return self._drop(request)
             else:
                 stop = event
                 break
         if turn.status is not None:
-            return self._error(turn.status, turn.error_type, turn.error_message)
+            return error_response(turn.status, turn.error_type, turn.error_message)
         usage = {
-            "input_tokens": _input_tokens(body),
+            "input_tokens": count_input_tokens(body),
             "cache_creation_input_tokens": 0,
             "cache_read_input_tokens": 0,
             "output_tokens": output_tokens,
         }
-        message = self._message(model, _id("msg_"), content, usage)
+        message = message_object(model, new_id("msg_"), content, usage)
         message.update(stop_reason=stop.stop_reason, stop_sequence=stop.stop_sequence)
-        return self._json(message)
+        return json_response(message)

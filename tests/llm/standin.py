@@ -51,17 +51,37 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
+from tests.llm.ollama_turns import (
+    Chunk,
+    Done,
+    Drop,
+    ErrorLine,
+    Event,
+    ToolCallSpec,
+    Turn,
+    canonical,
+    details,
+    dumps,
+    final,
+    hang,
+    http_error,
+    json_response,
+    line,
+    now,
+    reply,
+    stream,
+    tool_calls,
+    unloads,
+)
 from tests.standin_server import Pause, StandInServer
 
 __all__ = [
@@ -82,9 +102,6 @@ __all__ = [
     "tool_calls",
 ]
 
-ToolCallSpec = tuple[str, Mapping[str, Any] | str]
-"""``(name, arguments)``: a dict of arguments as Ollama sends them, or a string (see :func:`tool_calls`)."""
-
 DEFAULT_CAPABILITIES = ("completion", "tools", "thinking")
 
 
@@ -97,140 +114,6 @@ class Recorded:
     body: dict[str, Any] | None
     at: float
     """``time.monotonic()`` when the request arrived."""
-
-
-@dataclass(frozen=True)
-class Chunk:
-    """One streamed line: a piece of content, of thinking, and/or tool calls."""
-
-    content: str = ""
-    thinking: str | None = None
-    tool_calls: Sequence[ToolCallSpec] | None = None
-
-
-@dataclass(frozen=True)
-class ErrorLine:
-    """An ``{"error": message}`` line, as Ollama streams a failure mid-generation; ends the stream."""
-
-    message: str
-
-
-@dataclass(frozen=True)
-class Drop:
-    """Close the connection abruptly: no final chunk, the chunked body left incomplete."""
-
-
-@dataclass(frozen=True)
-class Done:
-    """The final ``"done": true`` line with ``done_reason`` ``reason`` and the counters."""
-
-    reason: str = "stop"
-
-
-Event = Chunk | Pause | ErrorLine | Drop | Done
-
-
-@dataclass(eq=False)
-class Turn:
-    """What one ``POST /api/chat`` (or a generate with a prompt) gets back. Build with the functions below."""
-
-    events: tuple[Event, ...] = ()
-    status: int | None = None
-    """An HTTP error status to answer with ``{"error": error}`` (after any leading pauses)."""
-    error: str = ""
-    request: dict[str, Any] | None = field(default=None, repr=False)
-    """The JSON body of the request that consumed this turn, once one has."""
-    served_at: float | None = None
-    """``time.monotonic()`` when a request consumed this turn."""
-
-
-def _words(text: str, per_chunk: int) -> list[str]:
-    """``text`` in pieces of ``per_chunk`` words, spaces kept, so that the pieces join back to ``text``."""
-    pieces = re.findall(r"\s*\S+\s*", text)
-    if not pieces:
-        return [text] if text else []
-    step = max(1, per_chunk)
-    return ["".join(pieces[i : i + step]) for i in range(0, len(pieces), step)]
-
-
-def stream(*events: Event) -> Turn:
-    """A turn made of ``events`` in order; ``Done("stop")`` is appended unless they end the stream."""
-    if not events or not isinstance(events[-1], Done | Drop | ErrorLine):
-        events = (*events, Done())
-    return Turn(events=events)
-
-
-def reply(text: str, *, chunk_words: int = 3, done_reason: str = "stop") -> Turn:
-    """``text`` streamed ``chunk_words`` words a chunk (spaces kept: the contents join back to ``text``)."""
-    return stream(*(Chunk(piece) for piece in _words(text, chunk_words)), Done(done_reason))
-
-
-def tool_calls(*calls: ToolCallSpec, content: str = "") -> Turn:
-    """A turn that calls tools: ``content`` first (if any), then one chunk with all ``calls``.
-
-    Each call is ``(name, arguments)``. Arguments given as a dict are sent as a JSON object, as
-    Ollama does. Arguments given as a str are sent as a JSON *string* value
-    (``"arguments": "{\\"city\\": \\"Paris\\"}"``), the shape some OpenAI-style servers and older
-    Ollama builds produced: the ``ollama`` 0.6.x client declares ``arguments: Mapping[str, Any]``, so
-    parsing the chunk raises ``pydantic.ValidationError`` ("Input should be a valid dictionary")
-    inside ``AsyncClient.chat``'s iterator, and ``ChatOllama`` (which would have parsed the string)
-    never sees it: ``ainvoke``/``astream`` raise that ``ValidationError``.
-    """
-    events: list[Event] = []
-    if content:
-        events.append(Chunk(content))
-    events.append(Chunk(tool_calls=calls))
-    return stream(*events)
-
-
-def http_error(status: int, message: str) -> Turn:
-    """Answer with HTTP ``status`` and ``{"error": message}``, as Ollama does before any content."""
-    return Turn(status=status, error=message)
-
-
-def hang(seconds: float, then: Turn | None = None) -> Turn:
-    """Accept the request and send nothing at all for ``seconds`` (a client's read timeout fires).
-
-    Afterwards the connection is dropped without a response, or ``then`` is played (a slow model
-    load that ends in a normal answer).
-    """
-    rest: Turn = then if then is not None else Turn(events=(Drop(),))
-    return Turn(events=(Pause(seconds), *rest.events), status=rest.status, error=rest.error)
-
-
-def _canonical(name: str) -> str:
-    return name if ":" in name.rsplit("/", 1)[-1] else f"{name}:latest"
-
-
-def _now() -> str:
-    """``created_at`` as Go writes a UTC time.Time (RFC 3339 with nanoseconds)."""
-    now = datetime.now(UTC)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond:06d}000Z"
-
-
-def _dumps(obj: Mapping[str, Any]) -> bytes:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
-
-
-def _json_response(obj: Mapping[str, Any], *, status: int = 200) -> web.Response:
-    """A JSON answer as Go's encoder writes one: compact, UTF-8, ``application/json; charset=utf-8``."""
-    return web.Response(body=_dumps(obj), status=status, content_type="application/json", charset="utf-8")
-
-
-def _wire_tool_calls(calls: Sequence[ToolCallSpec]) -> list[dict[str, Any]]:
-    return [{"function": {"name": name, "arguments": arguments}} for name, arguments in calls]
-
-
-def _prompt_tokens(body: Mapping[str, Any]) -> int:
-    """A deterministic stand-in for ``prompt_eval_count``: words in the messages (or the prompt)."""
-    texts: list[str] = []
-    messages = body.get("messages")
-    if isinstance(messages, list):
-        texts.extend(str(m.get("content") or "") for m in messages if isinstance(m, dict))
-    prompt = body.get("prompt")
-    if isinstance(prompt, str):
-        texts.append(prompt)
-    return sum(len(t.split()) for t in texts) + 1
 
 
 class OllamaStandIn(StandInServer):
@@ -282,9 +165,7 @@ class OllamaStandIn(StandInServer):
         return [r.body for r in self.requests if r.method == "POST" and r.path == "/api/chat" and r.body]
 
     def _known(self, name: object) -> bool:
-        return (
-            isinstance(name, str) and bool(name) and _canonical(name) in {_canonical(m) for m in self.models}
-        )
+        return isinstance(name, str) and bool(name) and canonical(name) in {canonical(m) for m in self.models}
 
     # -- the app ---------------------------------------------------------------------------------------
 
@@ -316,9 +197,7 @@ class OllamaStandIn(StandInServer):
                 body = parsed
             elif raw.strip():
                 self.requests.append(Recorded(request.method, request.path, None, arrived))
-                return _json_response(
-                    {"error": "stand-in: the request body is not a JSON object"}, status=400
-                )
+                return json_response({"error": "stand-in: the request body is not a JSON object"}, status=400)
         self.requests.append(Recorded(request.method, request.path, body, arrived))
         try:
             response: web.StreamResponse = await handler(request)
@@ -339,78 +218,62 @@ class OllamaStandIn(StandInServer):
         return web.Response(text="Ollama is running")
 
     async def _version(self, request: web.Request) -> web.StreamResponse:
-        return _json_response({"version": self.version})
-
-    def _details(self, name: str) -> dict[str, Any]:
-        family = _canonical(name).rsplit(":", 1)[0].rsplit("/", 1)[-1]
-        return {
-            "parent_model": "",
-            "format": "gguf",
-            "family": family,
-            "families": [family],
-            "parameter_size": "751.63M",
-            "quantization_level": "Q4_K_M",
-        }
+        return json_response({"version": self.version})
 
     async def _tags(self, request: web.Request) -> web.StreamResponse:
         models = []
         for name in self.models:
-            canonical = _canonical(name)
+            full = canonical(name)
             models.append(
                 {
-                    "name": canonical,
-                    "model": canonical,
+                    "name": full,
+                    "model": full,
                     "modified_at": "2025-04-01T12:00:00.000000000Z",
                     "size": 522_653_767,
-                    "digest": hashlib.sha256(canonical.encode()).hexdigest(),
-                    "details": self._details(canonical),
+                    "digest": hashlib.sha256(full.encode()).hexdigest(),
+                    "details": details(full),
                 }
             )
-        return _json_response({"models": models})
+        return json_response({"models": models})
 
     async def _show(self, request: web.Request) -> web.StreamResponse:
         body = await self._body(request)
         name = body.get("model") or body.get("name")
         if not name:
-            return _json_response({"error": "model is required"}, status=400)
+            return json_response({"error": "model is required"}, status=400)
         if not self._known(name):
-            return _json_response({"error": f"model '{name}' not found"}, status=404)
-        details = self._details(str(name))
-        family = details["family"]
-        return _json_response(
+            return json_response({"error": f"model '{name}' not found"}, status=404)
+        about = details(str(name))
+        family = about["family"]
+        return json_response(
             {
                 "license": "",
-                "modelfile": f'# Modelfile generated by "ollama show"\nFROM {_canonical(str(name))}\n',
+                "modelfile": f'# Modelfile generated by "ollama show"\nFROM {canonical(str(name))}\n',
                 "parameters": f'{"temperature":<30} 0.6\n{"stop":<30} "<|im_end|>"',
                 "template": "{{ .Prompt }}",
-                "details": details,
+                "details": about,
                 "model_info": {"general.architecture": family, f"{family}.context_length": 40960},
                 "capabilities": list(self.capabilities),
                 "modified_at": "2025-04-01T12:00:00.000000000Z",
             }
         )
 
-    @staticmethod
-    def _unloads(body: Mapping[str, Any]) -> bool:
-        keep_alive = body.get("keep_alive")
-        return keep_alive is not None and str(keep_alive).strip() in ("0", "0s", "0m", "0h", "0.0")
-
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         body = await self._body(request)
         model = body.get("model")
         if not model:
-            return _json_response({"error": "model is required"}, status=400)
+            return json_response({"error": "model is required"}, status=400)
         if not self._known(model):
-            return _json_response(
+            return json_response(
                 {"error": f"model {json.dumps(model, ensure_ascii=False)} not found, try pulling it first"},
                 status=404,
             )
         if not body.get("messages"):
-            reason = "unload" if self._unloads(body) else "load"
-            return _json_response(
+            reason = "unload" if unloads(body) else "load"
+            return json_response(
                 {
                     "model": model,
-                    "created_at": _now(),
+                    "created_at": now(),
                     "message": {"role": "assistant", "content": ""},
                     "done_reason": reason,
                     "done": True,
@@ -422,58 +285,15 @@ class OllamaStandIn(StandInServer):
         body = await self._body(request)
         model = body.get("model")
         if not model or not self._known(model):
-            return _json_response({"error": f"model '{model or ''}' not found"}, status=404)
+            return json_response({"error": f"model '{model or ''}' not found"}, status=404)
         if not body.get("prompt"):
-            reason = "unload" if self._unloads(body) else "load"
-            return _json_response(
-                {"model": model, "created_at": _now(), "response": "", "done": True, "done_reason": reason}
+            reason = "unload" if unloads(body) else "load"
+            return json_response(
+                {"model": model, "created_at": now(), "response": "", "done": True, "done_reason": reason}
             )
         return await self._play(request, body, "generate")
 
     # -- playing a turn ----------------------------------------------------------------------------
-
-    def _line(
-        self, kind: Literal["chat", "generate"], model: str, chunk: Chunk, *, done: bool
-    ) -> dict[str, Any]:
-        line: dict[str, Any] = {"model": model, "created_at": _now()}
-        if kind == "chat":
-            message: dict[str, Any] = {"role": "assistant", "content": chunk.content}
-            if chunk.thinking is not None:
-                message["thinking"] = chunk.thinking
-            if chunk.tool_calls:
-                message["tool_calls"] = _wire_tool_calls(chunk.tool_calls)
-            line["message"] = message
-        else:
-            line["response"] = chunk.content
-            if chunk.thinking is not None:
-                line["thinking"] = chunk.thinking
-        line["done"] = done
-        return line
-
-    def _final(
-        self,
-        kind: Literal["chat", "generate"],
-        model: str,
-        whole: Chunk,
-        reason: str,
-        body: Mapping[str, Any],
-        started: float,
-        eval_count: int,
-    ) -> dict[str, Any]:
-        line = self._line(kind, model, whole, done=True)
-        line["done_reason"] = reason
-        if kind == "generate":
-            line["context"] = [1, 2, 3]
-        total = max(1, int((time.monotonic() - started) * 1e9))
-        line.update(
-            total_duration=total,
-            load_duration=total // 10,
-            prompt_eval_count=_prompt_tokens(body),
-            prompt_eval_duration=total // 5,
-            eval_count=max(1, eval_count),
-            eval_duration=total // 2,
-        )
-        return line
 
     def _take(self, body: dict[str, Any]) -> Turn | None:
         try:
@@ -490,7 +310,7 @@ class OllamaStandIn(StandInServer):
     ) -> web.StreamResponse:
         turn = self._take(body)
         if turn is None:
-            return _json_response({"error": "stand-in: no scripted reply"}, status=500)
+            return json_response({"error": "stand-in: no scripted reply"}, status=500)
         model = str(body["model"])
         started = time.monotonic()
         if body.get("stream") is False:
@@ -515,7 +335,7 @@ class OllamaStandIn(StandInServer):
                 response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
                 response.enable_chunked_encoding()
                 await response.prepare(request)
-            await response.write(_dumps(line) + b"\n")
+            await response.write(dumps(line) + b"\n")
             await self._flushed(request)
 
         try:
@@ -524,7 +344,7 @@ class OllamaStandIn(StandInServer):
                     if not await self._pause(event):
                         return self._drop(request, response)
                 elif isinstance(event, Chunk):
-                    await send(self._line(kind, model, event, done=False))
+                    await send(line(kind, model, event, done=False))
                     sent += 1
                 elif isinstance(event, ErrorLine):
                     await send({"error": event.message})
@@ -532,10 +352,10 @@ class OllamaStandIn(StandInServer):
                 elif isinstance(event, Drop):
                     return self._drop(request, response)
                 else:
-                    await send(self._final(kind, model, Chunk(), event.reason, body, started, sent))
+                    await send(final(kind, model, Chunk(), event.reason, body, started, sent))
                     break
             if turn.status is not None and response is None:
-                return _json_response({"error": turn.error}, status=turn.status)
+                return json_response({"error": turn.error}, status=turn.status)
         except ConnectionError:  # the client went away; aiohttp finishes the response quietly
             pass
         return response if response is not None else web.Response()
@@ -565,13 +385,13 @@ class OllamaStandIn(StandInServer):
                 calls.extend(event.tool_calls or ())
                 chunks += 1
             elif isinstance(event, ErrorLine):
-                return _json_response({"error": event.message}, status=500)
+                return json_response({"error": event.message}, status=500)
             elif isinstance(event, Drop):
                 return self._drop(request)
             else:
                 reason = event.reason
                 break
         if turn.status is not None:
-            return _json_response({"error": turn.error}, status=turn.status)
+            return json_response({"error": turn.error}, status=turn.status)
         whole = Chunk("".join(content), "".join(thinking) if thinking else None, calls or None)
-        return _json_response(self._final(kind, model, whole, reason, body, started, chunks))
+        return json_response(final(kind, model, whole, reason, body, started, chunks))
