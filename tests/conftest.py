@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import io
 import json
 import logging
 import os
@@ -20,12 +21,14 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
 from homeassist.config import loader
-from homeassist.config.settings import Settings, WebSettings
+from homeassist.config.settings import LoggingSettings, Settings, WebSettings
 from homeassist.daemon import runtime
+from homeassist.logs import setup_logging
 from homeassist.tools.executor import ToolExecutor
 from homeassist.web import build as web_build
 
@@ -128,6 +131,31 @@ def restore_root_logging() -> Iterator[None]:
             root.removeHandler(handler)
             handler.close()
     root.setLevel(level)
+
+
+#: ``log_to_file(fmt, level=..., name=...)``: see the fixture.
+LogToFile = Callable[..., tuple[Path, io.StringIO]]
+
+
+@pytest.fixture
+def log_to_file(tmp_path: Path, restore_root_logging: None) -> LogToFile:
+    """The daemon's real logging set up by a test: ``log_to_file("json")`` writes to
+    ``tmp_path/logs/homeassist.log`` (``name`` chooses another file, ``level`` the level) in that
+    format, and stderr's lines to a StringIO; returns both. Called again, it replaces the first set-up;
+    the root logger is restored after the test."""
+
+    def setup(
+        fmt: Literal["text", "json"] = "text",
+        *,
+        level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO",
+        name: str = "homeassist.log",
+    ) -> tuple[Path, io.StringIO]:
+        path = tmp_path / "logs" / name
+        stream = io.StringIO()
+        setup_logging(LoggingSettings(format=fmt, level=level, file=str(path)), stream=stream)
+        return path, stream
+
+    return setup
 
 
 @pytest.fixture

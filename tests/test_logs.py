@@ -12,14 +12,13 @@ import pytest
 from homeassist.config.settings import LoggingSettings
 from homeassist.errors import ConfigError
 from homeassist.logs import setup_logging
+from tests.conftest import LogToFile
 
 pytestmark = pytest.mark.usefixtures("restore_root_logging")
 
 
-def test_json_lines_carry_structured_fields(tmp_path: Path) -> None:
-    stream = io.StringIO()
-    log_file = tmp_path / "logs" / "homeassist.log"
-    setup_logging(LoggingSettings(format="json", file=str(log_file)), stream=stream)
+def test_json_lines_carry_structured_fields(log_to_file: LogToFile) -> None:
+    log_file, stream = log_to_file("json")
     logging.getLogger("homeassist.test").info(
         "request %s done", "ab12", extra={"fields": {"request": {"id": "ab12"}}}
     )
@@ -30,13 +29,13 @@ def test_json_lines_carry_structured_fields(tmp_path: Path) -> None:
     assert json.loads(log_file.read_text(encoding="utf-8").strip())["msg"] == "request ab12 done"
 
 
-def test_text_format_and_level(tmp_path: Path) -> None:
-    stream = io.StringIO()
-    setup_logging(LoggingSettings(level="WARNING"), stream=stream)
+def test_text_format_and_level(log_to_file: LogToFile) -> None:
+    log_file, stream = log_to_file(level="WARNING")
     logging.getLogger("homeassist.test").info("hidden")
     logging.getLogger("homeassist.test").warning("shown %d", 1)
     assert "hidden" not in stream.getvalue()
     assert "WARNING homeassist.test: shown 1" in stream.getvalue()
+    assert log_file.read_text(encoding="utf-8") == stream.getvalue()  # the file gets the same lines
 
 
 def test_setup_twice_does_not_duplicate_lines() -> None:

@@ -172,16 +172,16 @@ def build_parser() -> argparse.ArgumentParser:
     logs = add(
         "logs",
         _command("logs"),
-        "the daemon's requests as a table, from the journal or [logging] file",
+        "the daemon's requests as a table (from stats.sqlite3) and its component changes (from its log)",
     )
-    logs.add_argument("-f", "--follow", action="store_true", help="keep printing new requests")
+    logs.add_argument("-f", "--follow", action="store_true", help="keep printing new rows")
     logs.add_argument("-n", "--lines", type=int, default=20, metavar="N", help="show the last N (default 20)")
     logs.add_argument("--since", metavar="T", help="from T on: 10m, 2h, today, 2026-11-22 14:00, ...")
     logs.add_argument(
         "--file",
         metavar="PATH",
-        help="read this log file (default: [logging] file, the daemon's <state_dir>/homeassist.log, "
-        "else the journal)",
+        help="read the component changes from this log file (default: [logging] file, the daemon's "
+        "<state_dir>/homeassist.log, else the journal)",
     )
     logs.add_argument("--unit", default="homeassist", help="the systemd unit to read (default homeassist)")
     logs.add_argument("--all", action="store_true", help="also show warnings and errors")

@@ -1,7 +1,9 @@
-"""``homeassist logs``: parsing our real log lines, the table, ``--since``, files followed, the journal.
+"""``homeassist logs``: requests read from the real statistics database, component changes from our
+real log lines (a file followed, the journal), merged in time, the table, ``--since``.
 
-Log lines are produced by the real logging set-up and ``log_summary``, so a change of format breaks
-these tests rather than the viewer in the field.
+Requests are recorded by homeassist/stats.py's ``Stats`` and log lines written by the real logging
+set-up and supervisor, so a change of either format breaks these tests rather than the viewer in the
+field.
 """
 
 from __future__ import annotations
@@ -10,12 +12,11 @@ import io
 import json
 import logging
 import os
-import queue
 import re
+import sqlite3
 import sys
 import threading
-from collections.abc import Iterator
-from dataclasses import replace
+from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
@@ -23,30 +24,29 @@ from typing import Any, Literal
 import pytest
 
 from homeassist.assistant.core import log_summary
-from homeassist.cli.logs import (
+from homeassist.cli.logs import run_logs
+from homeassist.cli.logs.entries import (
     ComponentChange,
     Entry,
+    LogSourceError,
     OtherLine,
     RequestRow,
-    format_header,
-    format_row,
-    journal_command,
     parse_journal,
     parse_line,
     parse_since,
-    read_file,
-    run_logs,
+    shown,
 )
-from homeassist.config.settings import LoggingSettings
+from homeassist.cli.logs.requests import RequestLog
+from homeassist.cli.logs.sources import FileLog, journal_command
+from homeassist.cli.logs.table import format_header, format_row
 from homeassist.daemon.supervisor import Component
-from homeassist.logs import setup_logging
 from homeassist.messages import Intent, Reply, ToolResult
+from homeassist.stats import Stats
+from tests.conftest import LogToFile, wait_until
 
 ANSI = re.compile(r"\x1b\[\d+m")
-WAIT_S = 2.0
-
-
-pytestmark = pytest.mark.usefixtures("restore_root_logging")
+WAIT_S = 10.0
+STAMP = "%Y-%m-%d %H:%M:%S"
 
 
 def make_reply(
@@ -57,7 +57,7 @@ def make_reply(
     tools: tuple[tuple[str, bool], ...] = (("get_current_datetime", True),),
     recoveries: tuple[str, ...] = (),
     error: str | None = None,
-    timings: dict[str, float] | None = None,
+    total_ms: float = 0.8,
 ) -> Reply:
     return Reply(
         text="It is 14:26.",
@@ -69,101 +69,42 @@ def make_reply(
         error=error,
         error_kind=error.split(":", 1)[0] if error else None,  # the kind as the reply carries it
         request_id=request_id,
-        timings_ms=timings if timings is not None else {"classify": 0.2, "tools": 0.4, "total": 0.8},
+        timings_ms={"classify": 0.2, "tools": 0.4, "total": total_ms},
     )
 
 
-def emit(tmp_path: Path, fmt: Literal["text", "json"], *replies: Reply, with_text: bool = False) -> list[str]:
-    """The lines the daemon's logging writes to ``[logging] file`` for these requests."""
-    log_file = tmp_path / f"emit-{fmt}.log"
-    log_file.unlink(missing_ok=True)
-    setup_logging(LoggingSettings(format=fmt, file=str(log_file)), stream=io.StringIO())
-    for reply in replies:
-        log_summary(reply, with_text=with_text)
-    return log_file.read_text(encoding="utf-8").splitlines()
+def record(stats: Path, *replies: Reply, at: datetime | None = None) -> None:
+    """The replies recorded as the daemon records them; ``at`` dates them (one second apart)."""
+    for number, reply in enumerate(replies):
+        Stats(stats).record(reply, "qwen3:0.6b")
+        if at is not None:
+            with closing(sqlite3.connect(stats)) as db, db:
+                when = (at + timedelta(seconds=number)).timestamp()
+                db.execute("UPDATE requests SET at = ? WHERE id = ?", (when, reply.request_id))
 
 
-def one(tmp_path: Path, fmt: Literal["text", "json"], reply: Reply) -> RequestRow:
-    [line] = emit(tmp_path, fmt, reply)
-    entry = parse_line(line)
-    assert isinstance(entry, RequestRow), line
-    return entry
-
-
-# --- parsing -------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("fmt", ["text", "json"])
-def test_summary_line_parses(tmp_path: Path, fmt: Literal["text", "json"]) -> None:
-    before = datetime.now().replace(microsecond=0)
-    row = one(tmp_path, fmt, make_reply())
-    assert before <= row.time <= datetime.now()
-    assert (row.id, row.kind, row.path, row.attempts) == ("72515e9c", "datetime", "local", 1)
-    assert row.tools == (("get_current_datetime", True),)
-    assert (row.recoveries, row.error, row.total_ms) == ((), None, 0.8)
-    assert row.stages == (("classify", 0.2), ("tools", 0.4))
-    assert row.slowest == ("tools", 0.4)
-    assert row.text is None
-
-
-@pytest.mark.parametrize(
-    "reply",
-    [
-        make_reply(
-            "0badc0de",
-            kind="device",
-            tools=(("turn_on", False), ("list_devices", True)),
-            recoveries=("local_after_model_error", "retry"),
-            error="ModelUnreachableError: connection refused",
-            timings={"classify": 1.2, "devices_wait": 3.0, "model": 812.3, "total": 820.0},
-        ),
-        make_reply("", kind="general", path="model", tools=(), timings={"total": 5.0}),
-        make_reply(path="fallback", kind="web", error="Weird Error: with spaces"),
-    ],
-)
-def test_both_formats_agree(tmp_path: Path, reply: Reply) -> None:
-    text, structured = one(tmp_path, "text", reply), one(tmp_path, "json", reply)
-    assert replace(text, time=structured.time) == structured
-    [text_line], [json_line] = (emit(tmp_path, fmt, reply, with_text=True) for fmt in ("text", "json"))
-    with_text, structured_with_text = parse_line(text_line), parse_line(json_line)
-    assert isinstance(with_text, RequestRow) and isinstance(structured_with_text, RequestRow)
-    assert replace(with_text, time=structured.time, text=None) == structured
-    assert with_text.text == structured_with_text.text == "what time is it"
-    assert structured.attempts == 1 + len(reply.recoveries)
-    assert structured.error == (reply.error.split(":")[0] if reply.error else None)
-    assert dict(structured.stages) | {"total": structured.total_ms} == reply.timings_ms
-
-
-@pytest.mark.parametrize("fmt", ["text", "json"])
-def test_the_transcript_when_stored(tmp_path: Path, fmt: Literal["text", "json"]) -> None:
-    said = 'turn on the "lamp" total=1.0ms text="x"'
-    reply = replace(make_reply(error="ModelError: no"), request=said)
-    [line] = emit(tmp_path, fmt, reply, with_text=True)
-    row = parse_line(line)
-    assert isinstance(row, RequestRow) and row.text == said
-    assert (row.total_ms, row.error) == (0.8, "ModelError")
-    assert format_row(row, color=False).endswith(json.dumps(said))
-
-
-def test_json_line_without_the_request_object_reads_the_message(tmp_path: Path) -> None:
-    [line] = emit(tmp_path, "json", make_reply(), with_text=True)
-    obj = json.loads(line)
-    del obj["request"]
-    row = parse_line(json.dumps(obj))
-    assert isinstance(row, RequestRow) and row.text == "what time is it" and row.id == "72515e9c"
-
-
-@pytest.mark.parametrize("fmt", ["text", "json"])
-def test_component_changes_and_other_lines(tmp_path: Path, fmt: Literal["text", "json"]) -> None:
-    log_file = tmp_path / "c.log"
-    setup_logging(LoggingSettings(format=fmt, file=str(log_file)), stream=io.StringIO())
-    zwave = Component("zwave", [])  # the supervisor's own logging of a change
+def component_lines(log_to_file: LogToFile, fmt: Literal["text", "json"] = "text") -> list[str]:
+    """The lines the supervisor logs for a component's changes, and one ordinary warning."""
+    log_file, _ = log_to_file(fmt, name=f"components-{fmt}.log")
+    zwave = Component("zwave", [])
     zwave.set("ready")
     zwave.set("degraded", "connection lost: ws closed (1006)")
     logging.getLogger("homeassist.daemon").warning("component zwave: not a change -> from the supervisor")
     logging.getLogger("homeassist.daemon").info("started")
-    entries = [parse_line(line) for line in log_file.read_text(encoding="utf-8").splitlines()]
-    ready, degraded, other, info = entries
+    return log_file.read_text(encoding="utf-8").splitlines()
+
+
+def dated(line: str, when: datetime) -> str:
+    """A text-format line with its time replaced by ``when``."""
+    return when.strftime(STAMP) + line[len(STAMP) + 2 :]
+
+
+# --- the daemon's log ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_component_changes_and_other_lines(log_to_file: LogToFile, fmt: Literal["text", "json"]) -> None:
+    ready, degraded, other, info = (parse_line(line) for line in component_lines(log_to_file, fmt))
     assert isinstance(ready, ComponentChange) and isinstance(degraded, ComponentChange)
     assert (ready.name, ready.from_state, ready.to_state, ready.reason, ready.level) == (
         "zwave",
@@ -179,6 +120,20 @@ def test_component_changes_and_other_lines(tmp_path: Path, fmt: Literal["text", 
     )
     assert isinstance(other, OtherLine) and other.level == "WARNING" and other.logger == "homeassist.daemon"
     assert isinstance(info, OtherLine) and info.message == "started"
+    assert [shown(e, False, None) for e in (ready, degraded, other, info)] == [True, True, False, False]
+    assert [shown(e, True, None) for e in (ready, degraded, other, info)] == [True, True, True, False]
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_request_summaries_in_the_log_are_not_rows(
+    log_to_file: LogToFile, fmt: Literal["text", "json"]
+) -> None:
+    log_file, _ = log_to_file(fmt)
+    log_summary(make_reply(error="ModelError: no"), with_text=True)
+    [line] = log_file.read_text(encoding="utf-8").splitlines()
+    entry = parse_line(line)
+    assert isinstance(entry, OtherLine) and entry.level == "INFO"  # the statistics have the request
+    assert not shown(entry, True, None)
 
 
 def test_lines_that_are_not_ours() -> None:
@@ -202,14 +157,13 @@ def journal_entry(message: str | list[int], when: datetime, cursor: str, priorit
     }
 
 
-def test_journal_entries(tmp_path: Path) -> None:
-    [text_line] = emit(tmp_path, "text", make_reply())
-    [json_line] = emit(tmp_path, "json", make_reply("feedf00d"))
+def test_journal_entries(log_to_file: LogToFile) -> None:
+    text_ready = component_lines(log_to_file, "text")[0]
+    json_ready = component_lines(log_to_file, "json")[0]
     when = datetime(2026, 11, 22, 14, 26, 7)
-    row = parse_journal(journal_entry(text_line, when, "c1"))
-    assert isinstance(row, RequestRow) and row.id == "72515e9c"
-    row = parse_journal(journal_entry(json_line, when, "c2"))
-    assert isinstance(row, RequestRow) and row.id == "feedf00d"
+    for line in (text_ready, json_ready):
+        change = parse_journal(journal_entry(line, when, "c1"))
+        assert isinstance(change, ComponentChange) and change.to_state == "ready"
 
     # Not UTF-8: journald gives MESSAGE as a list of byte values.
     raw = b"2026-11-22 14:26:07 WARNING homeassist.supervisor: component mic: ready -> stopped (\xff gone)"
@@ -269,11 +223,63 @@ def test_since_with_an_offset_is_read_as_local_time() -> None:
     assert parse_since("2026-11-22 14:00", aware_now) == datetime(2026, 11, 22, 14, tzinfo=UTC)
 
 
+# --- the requests ----------------------------------------------------------------------------------
+
+
+def test_requests_come_from_the_statistics_as_recorded(tmp_path: Path) -> None:
+    stats = tmp_path / "stats.sqlite3"
+    failed = make_reply(
+        "0badc0de",
+        kind="device",
+        path="model",
+        tools=(("turn_on", False), ("list_devices", True)),
+        recoveries=("local_after_model_error",),
+        error="ModelUnreachableError: connection refused",
+        total_ms=820.0,
+    )
+    before = datetime.now().replace(microsecond=0)
+    record(stats, make_reply(), failed)
+    first, second = RequestLog(stats).recent(10, None)
+    assert before <= first.time <= datetime.now()
+    assert first == RequestRow(
+        first.time, "72515e9c", "datetime", "local", (("get_current_datetime", True),), (), None, 0.8
+    )
+    assert (second.id, second.kind, second.path, second.total_ms) == ("0badc0de", "device", "model", 820.0)
+    assert second.tools == (("turn_on", False), ("list_devices", True))
+    assert (second.recoveries, second.error) == (("local_after_model_error",), "ModelUnreachableError")
+
+
+def test_recent_counts_rows_then_new_gives_what_came_after(tmp_path: Path) -> None:
+    stats = tmp_path / "stats.sqlite3"
+    start = datetime(2026, 11, 22, 14)
+    record(stats, *(make_reply(f"req{n:05d}") for n in range(10)), at=start)
+    requests = RequestLog(stats)
+    assert [r.id for r in requests.recent(3, None)] == ["req00007", "req00008", "req00009"]
+    assert [r.id for r in requests.recent(100, start + timedelta(seconds=8))] == ["req00008", "req00009"]
+    assert requests.recent(0, None) == [] and requests.new() == []
+    record(stats, make_reply("later001"), make_reply("later002"))
+    assert [r.id for r in requests.new()] == ["later001", "later002"]
+    assert requests.new() == []
+
+
+def test_no_statistics_yet_is_no_rows_and_an_unreadable_file_an_error(tmp_path: Path) -> None:
+    assert RequestLog(tmp_path / "none.sqlite3").recent(5, None) == []
+    empty = tmp_path / "empty.sqlite3"
+    sqlite3.connect(empty).close()  # the file is there, its table not yet
+    assert RequestLog(empty).recent(5, None) == []
+    broken = tmp_path / "broken.sqlite3"
+    broken.write_bytes(b"not a database at all" * 100)
+    with pytest.raises(LogSourceError, match=f"cannot read the request statistics {broken}"):
+        RequestLog(broken).recent(5, None)
+
+
 # --- the table -----------------------------------------------------------------------------------
 
 
 def sample_entries(tmp_path: Path) -> list[Entry]:
-    replies = [
+    stats = tmp_path / "sample.sqlite3"
+    record(
+        stats,
         make_reply(),
         make_reply(
             "0badc0de",
@@ -282,12 +288,11 @@ def sample_entries(tmp_path: Path) -> list[Entry]:
             tools=(("turn_on", False), ("list_devices", True), ("set_level", True)),
             recoveries=("local_after_model_error",),
             error="ModelUnreachableError: refused",
-            timings={"classify": 1.2, "devices_wait": 3.0, "model": 12812.3, "total": 12820.0},
+            total_ms=12820.0,
         ),
-        make_reply("abc", kind="web", path="fallback", tools=(), timings={"total": 3.0}),
-    ]
-    rows: list[Entry] = [e for line in emit(tmp_path, "json", *replies) if (e := parse_line(line))]
-    rows[2] = replace(rows[2], text="who won the match") if isinstance(rows[2], RequestRow) else rows[2]
+        make_reply("abc", kind="web", path="fallback", tools=(), total_ms=3.0),
+    )
+    rows: list[Entry] = list(RequestLog(stats).recent(10, None))
     when = datetime(2026, 11, 22, 14, 30, 1)
     rows.append(ComponentChange(when, "WARNING", "zwave", "ready", "degraded", "connection lost"))
     rows.append(OtherLine(when, "ERROR", "homeassist.audio", "microphone gone"))
@@ -296,7 +301,7 @@ def sample_entries(tmp_path: Path) -> list[Entry]:
 
 def test_table_columns_line_up(tmp_path: Path) -> None:
     header = format_header()
-    columns = ["ID", "KIND", "PATH", "SLOWEST", "TOOLS", "NOTES"]
+    columns = ["ID", "KIND", "PATH", "TOOLS", "NOTES"]
     starts = {name: header.index(name) for name in columns}
     total_end = header.index("TOTAL ms") + len("TOTAL ms")
     entries = sample_entries(tmp_path)
@@ -307,19 +312,15 @@ def test_table_columns_line_up(tmp_path: Path) -> None:
         assert row[:8] == entry.time.strftime("%H:%M:%S")
         for name in columns:
             assert row[starts[name] - 1] == " " and row[starts[name]] != " ", (name, row)
-        assert row[starts["ID"] :].startswith(entry.id or " ")
+        assert row[starts["ID"] :].startswith(entry.id)
         assert row[starts["KIND"] :].startswith(entry.kind)
         assert row[starts["PATH"] :].startswith(entry.path)
         assert row[:total_end].endswith(f"{entry.total_ms:.1f}")  # right-aligned
-    # Within 100 columns, but for a failure's notes and the transcript, which come last.
-    assert all(len(row) <= 100 for row in (rows[0], *rows[3:])), rows
-    assert len(rows[2]) - len('"who won the match"') <= 100
-    first, failed, transcript = rows[:3]
+    assert all(len(row) <= 100 for row in (rows[0], rows[2], *rows[3:])), rows  # a failure's notes may not
+    first, failed = rows[:2]
     assert "get_current_datetime:ok" in first and first.endswith(" -")
     assert "turn_on:error,list_devi…" in failed
-    assert failed[starts["SLOWEST"] :].startswith("model     12812 ")
     assert failed[starts["NOTES"] :] == "ModelUnreachableError recovered:local_after_model_error"
-    assert transcript[starts["NOTES"] :] == '-          "who won the match"'
     assert rows[3][starts["ID"] :] == "zwave    state    ready -> degraded (connection lost)"
     assert rows[4][starts["ID"] :] == "ERROR    homeassist.audio: microphone gone"
 
@@ -327,187 +328,196 @@ def test_table_columns_line_up(tmp_path: Path) -> None:
 def test_colour_only_when_asked_and_it_keeps_the_columns(tmp_path: Path) -> None:
     for entry in sample_entries(tmp_path):
         plain, coloured = format_row(entry, color=False), format_row(entry, color=True)
-        assert "\x1b[" in coloured
         assert ANSI.sub("", coloured) == plain
+        assert "\x1b[" in coloured
     coloured = format_row(sample_entries(tmp_path)[1], color=True)
     assert "\x1b[31mturn_on:error\x1b[0m" in coloured and "\x1b[32mlist_devi" not in coloured
     assert "\x1b[33mrecovered:local_after_model_error\x1b[0m" in coloured
     assert ANSI.sub("", format_header(color=True)) == format_header()
 
 
-# --- files ---------------------------------------------------------------------------------------
+# --- the log file ----------------------------------------------------------------------------------
 
 
-def write_log(tmp_path: Path, count: int, fmt: Literal["text", "json"] = "text") -> Path:
-    """``count`` requests, each followed by chatter at INFO; one WARNING in the middle."""
-    log_file = tmp_path / "homeassist.log"
-    setup_logging(LoggingSettings(format=fmt, file=str(log_file)), stream=io.StringIO())
-    chatter = logging.getLogger("homeassist.audio")
-    for n in range(count):
-        log_summary(make_reply(f"req{n:05d}"))
-        chatter.info("wake word %d", n)
-        chatter.info("endpoint %d", n)
-        if n == count // 2:
-            chatter.warning("microphone overrun")
-    return log_file
-
-
-def ids(entries: Iterator[Entry] | list[Entry]) -> list[str]:
-    return [
-        e.id if isinstance(e, RequestRow) else e.level for e in entries if not isinstance(e, ComponentChange)
-    ]
-
-
-@pytest.mark.parametrize("fmt", ["text", "json"])
-def test_n_counts_rows_shown(tmp_path: Path, fmt: Literal["text", "json"]) -> None:
-    log_file = write_log(tmp_path, 10, fmt)
-    assert ids(read_file(log_file, 3, None, False)) == ["req00007", "req00008", "req00009"]
-    assert len(ids(read_file(log_file, 100, None, False))) == 10
-    assert ids(read_file(log_file, 0, None, False)) == []
-    # With show_all, the WARNING is a row too (INFO chatter never is).
-    assert ids(read_file(log_file, 6, None, False, show_all=True)) == [
-        "req00005",
-        "WARNING",
-        *[f"req{n:05d}" for n in range(6, 10)],
-    ]
-
-
-def test_since_filters_rows(tmp_path: Path) -> None:
-    [line] = emit(tmp_path, "text", make_reply())
-    body = line[len("2026-11-22 14:26:07") :]
-    log_file = tmp_path / "dated.log"
-    stamps = ["2026-11-22 13:59:59", "2026-11-22 14:00:00", "2026-11-22 14:30:00"]
-    log_file.write_text("".join(stamp + body + "\n" for stamp in stamps), encoding="utf-8")
-    rows = list(read_file(log_file, 10, datetime(2026, 11, 22, 14), False))
-    assert [row.time.strftime("%H:%M:%S") for row in rows] == ["14:00:00", "14:30:00"]
-
-
-class Follower:
-    """``read_file(follow=True)`` in a thread, its rows in a queue; bounded waits only."""
-
-    def __init__(self, path: Path, lines: int) -> None:
-        self.stop = threading.Event()
-        self.rows: queue.Queue[Entry] = queue.Queue()
-        self.entries = read_file(path, lines, None, True, stop=self.stop, poll_s=0.01)
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        for entry in self.entries:
-            self.rows.put(entry)
-
-    def next_id(self) -> str:
-        row = self.rows.get(timeout=WAIT_S)
-        assert isinstance(row, RequestRow)
-        return row.id
-
-    def close(self) -> None:
-        self.stop.set()
-        self.thread.join(WAIT_S)
-        assert not self.thread.is_alive()
-
-
-def summary_line(tmp_path: Path, request_id: str) -> str:
-    [line] = emit(tmp_path, "text", make_reply(request_id))
-    return line + "\n"
-
-
-def test_follow_picks_up_appended_truncated_and_rotated_files(tmp_path: Path) -> None:
-    log_file = write_log(tmp_path / "a", 3)
-    line = {name: summary_line(tmp_path, name) for name in ("appended", "partial", "trunc", "rotated")}
-    follower = Follower(log_file, 2)
+def test_a_followed_file_picks_up_appended_partial_truncated_and_rotated_lines(
+    log_to_file: LogToFile,
+) -> None:
+    ready, degraded, *_ = component_lines(log_to_file)
+    log_file, _ = log_to_file(name="followed.log")
+    logging.getLogger("homeassist.supervisor").info("component mic: starting -> ready")
+    log = FileLog(log_file, None, show_all=False)
     try:
-        assert [follower.next_id(), follower.next_id()] == ["req00001", "req00002"]
+        assert [(e.name, e.to_state) for e in log.recent(5) if isinstance(e, ComponentChange)] == [
+            ("mic", "ready")
+        ]
+        assert log.poll() == []
         with log_file.open("a", encoding="utf-8") as handle:
-            handle.write(line["appended"])
-        assert follower.next_id() == "appended"
-
-        with log_file.open("a", encoding="utf-8") as handle:  # a line written in two pieces
-            handle.write(line["partial"][:40])
+            handle.write(degraded + "\n")
             handle.flush()
-            assert follower.rows.empty()
-            handle.write(line["partial"][40:])
-        assert follower.next_id() == "partial"
+            assert [e.to_state for e in log.poll() if isinstance(e, ComponentChange)] == ["degraded"]
+            handle.write(ready[:30])  # a line written in two pieces
+            handle.flush()
+            assert log.poll() == []
+            handle.write(ready[30:] + "\n")
+        assert [e.to_state for e in log.poll() if isinstance(e, ComponentChange)] == ["ready"]
 
-        log_file.write_text(line["trunc"], encoding="utf-8")  # truncated (copytruncate), then written
-        assert follower.next_id() == "trunc"
+        log_file.write_text(degraded + "\n", encoding="utf-8")  # truncated (copytruncate), then written
+        assert [e.to_state for e in log.poll() if isinstance(e, ComponentChange)] == ["degraded"]
 
         log_file.rename(log_file.with_suffix(".log.1"))  # rotated: a new file at the same path
-        log_file.write_text(line["rotated"], encoding="utf-8")
-        assert follower.next_id() == "rotated"
-        assert follower.rows.empty()
+        log_file.write_text(ready + "\n", encoding="utf-8")
+        assert [e.to_state for e in log.poll() if isinstance(e, ComponentChange)] == ["ready"]
+        assert log.poll() == []
     finally:
-        follower.close()
+        log.close()
 
 
-def test_ctrl_c_while_following_ends_quietly(tmp_path: Path) -> None:
-    log_file = write_log(tmp_path, 1)
-    shown = threading.Event()
+# --- the command ---------------------------------------------------------------------------------
 
-    class Terminal(io.StringIO):
-        """Stands for the person at the terminal: presses Ctrl-C when the new row appears."""
 
-        def write(self, text: str) -> int:
-            if "ctrlc001" in text:
-                raise KeyboardInterrupt
-            if "req00000" in text:
-                shown.set()
-            return super().write(text)
+def write_log(path: Path, lines: list[tuple[datetime, str]]) -> Path:
+    path.write_text("".join(dated(line, when) + "\n" for when, line in lines), encoding="utf-8")
+    return path
 
-    out = Terminal()
+
+def test_requests_and_component_changes_merge_in_time(log_to_file: LogToFile, tmp_path: Path) -> None:
+    ready, degraded, warning, info = component_lines(log_to_file)
+    start = datetime(2026, 11, 22, 14)
+    stats = tmp_path / "stats.sqlite3"
+    record(stats, *(make_reply(f"req{n:05d}") for n in range(4)), at=start + timedelta(seconds=10))
+    log_file = write_log(
+        tmp_path / "daemon.log",
+        [
+            (start, ready),
+            (start + timedelta(seconds=11, milliseconds=500), degraded),
+            (start, warning),
+            (start, info),
+        ],
+    )
+    out = io.StringIO()
+    assert run_logs(stats=stats, file=str(log_file), lines=4, out=out) == 0
+    header, *rows = out.getvalue().splitlines()
+    assert header == format_header() and "\x1b" not in out.getvalue()  # not a terminal: no colour
+    assert [row[9:17] for row in rows] == ["req00001", "zwave   ", "req00002", "req00003"]
+    out = io.StringIO()
+    assert run_logs(stats=stats, file=str(log_file), lines=10, show_all=True, out=out) == 0
+    assert [row[9:17] for row in out.getvalue().splitlines()[1:]] == [
+        "zwave   ",  # ready, at 14:00:00
+        "WARNING ",
+        "req00000",
+        "req00001",
+        "zwave   ",  # degraded
+        "req00002",
+        "req00003",
+    ]
+    out = io.StringIO()
+    assert run_logs(stats=stats, file=str(log_file), since="2026-11-22 14:00:12", out=out) == 0
+    assert [row[9:17] for row in out.getvalue().splitlines()[1:]] == ["req00002", "req00003"]
+
+
+class Terminal(io.StringIO):
+    """Stands for the person at the terminal: presses Ctrl-C when a row with ``press_at`` appears."""
+
+    def __init__(self, press_at: str) -> None:
+        super().__init__()
+        self.press_at = press_at
+
+    def write(self, text: str) -> int:
+        if self.press_at in text:
+            raise KeyboardInterrupt
+        return super().write(text)
+
+
+def test_following_shows_new_requests_and_changes_until_ctrl_c(
+    log_to_file: LogToFile, tmp_path: Path
+) -> None:
+    ready, degraded, *_ = component_lines(log_to_file)
+    stats = tmp_path / "stats.sqlite3"
+    record(stats, make_reply("old00001"))
+    log_file = write_log(tmp_path / "daemon.log", [(datetime.now(), ready)])
+    out = Terminal("ctrlc001")
     result: list[int] = []
     thread = threading.Thread(
-        target=lambda: result.append(run_logs(file=str(log_file), follow=True, out=out)), daemon=True
+        target=lambda: result.append(
+            run_logs(stats=stats, file=str(log_file), follow=True, out=out, poll_s=0.01)
+        ),
+        daemon=True,
     )
     thread.start()
-    assert shown.wait(WAIT_S)
+    wait_until(lambda: "old00001" in out.getvalue(), WAIT_S, out.getvalue)
+    record(stats, make_reply("new00002"))
     with log_file.open("a", encoding="utf-8") as handle:
-        handle.write(summary_line(tmp_path, "ctrlc001"))
+        handle.write(dated(degraded, datetime.now()) + "\n")
+    wait_until(lambda: "new00002" in out.getvalue() and "degraded" in out.getvalue(), WAIT_S, out.getvalue)
+    record(stats, make_reply("ctrlc001"))
     thread.join(WAIT_S)
     assert result == [0]
 
 
-def test_run_logs_prints_the_table_from_a_file(tmp_path: Path) -> None:
-    log_file = write_log(tmp_path, 5, "json")
+def test_following_ends_when_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no journalctl: requests only
+    stop = threading.Event()
     out = io.StringIO()
-    assert run_logs(file=str(log_file), lines=2, out=out) == 0
-    header, *rows = out.getvalue().splitlines()
-    assert header == format_header() and [row[9:17] for row in rows] == ["req00003", "req00004"]
-    assert "\x1b" not in out.getvalue()  # not a terminal: no colour
+    result: list[int] = []
+    stats = tmp_path / "stats.sqlite3"
+    thread = threading.Thread(
+        target=lambda: result.append(
+            run_logs(stats=stats, file=None, follow=True, out=out, stop=stop, poll_s=0.01)
+        ),
+        daemon=True,
+    )
+    thread.start()
+    wait_until(lambda: out.getvalue().startswith(format_header()), WAIT_S)
+    record(stats, make_reply("first001"))  # the file appears while following
+    wait_until(lambda: "first001" in out.getvalue(), WAIT_S, out.getvalue)
+    stop.set()
+    thread.join(WAIT_S)
+    assert result == [0]
 
 
 def test_colour_follows_the_terminal_and_no_color(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    log_file = write_log(tmp_path, 1)
+    stats = tmp_path / "stats.sqlite3"
+    record(stats, make_reply())
 
     class Tty(io.StringIO):
         def isatty(self) -> bool:
             return True
 
+    monkeypatch.setenv("PATH", str(tmp_path))  # no journalctl
     monkeypatch.delenv("NO_COLOR", raising=False)
-    run_logs(file=str(log_file), out=(out := Tty()))
+    run_logs(stats=stats, file=None, out=(out := Tty()))
     assert "\x1b[" in out.getvalue()
     monkeypatch.setenv("NO_COLOR", "1")
-    run_logs(file=str(log_file), out=(out := Tty()))
+    run_logs(stats=stats, file=None, out=(out := Tty()))
     assert "\x1b[" not in out.getvalue()
 
 
-def test_missing_file_and_bad_since(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_what_is_missing_is_said_once_and_the_rest_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stats = tmp_path / "stats.sqlite3"
+    record(stats, make_reply())
     missing = tmp_path / "nope" / "homeassist.log"
     out = io.StringIO()
-    assert run_logs(file=str(missing), out=out) == 1
+    assert run_logs(stats=stats, file=str(missing), out=out) == 0
     err = capsys.readouterr().err
-    assert str(missing) in err and err.count("\n") == 1 and out.getvalue() == ""
-    assert run_logs(file=str(missing), since="soon", out=out) == 2
+    assert str(missing) in err and "component changes are not shown" in err and err.count("\n") == 1
+    assert "72515e9c" in out.getvalue()
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert run_logs(stats=tmp_path / "none.sqlite3", file=None, out=io.StringIO()) == 0
+    err = capsys.readouterr().err
+    assert "[logging] file" in err and "systemd" in err and "no requests recorded yet" in err
+    assert err.count("\n") == 2
+    assert run_logs(stats=stats, file=None, since="soon", out=out) == 2
     assert "--since 'soon'" in capsys.readouterr().err
 
 
-def test_no_file_and_no_journalctl(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setenv("PATH", str(tmp_path))
-    assert run_logs(file=None, out=io.StringIO()) == 1
-    err = capsys.readouterr().err
-    assert "[logging] file" in err and "systemd" in err and err.count("\n") == 1
+def test_unreadable_statistics_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    broken = tmp_path / "stats.sqlite3"
+    broken.write_bytes(b"not a database at all" * 100)
+    out = io.StringIO()
+    assert run_logs(stats=broken, file=None, out=out) == 1
+    assert out.getvalue() == "" and str(broken) in capsys.readouterr().err
 
 
 # --- the journal ---------------------------------------------------------------------------------
@@ -539,10 +549,11 @@ for line in lines:
     print(line, flush=True)
 sys.exit(int((here / "status").read_text()) if (here / "status").exists() else 0)
 """
+START = datetime(2026, 11, 22, 14)
 
 
 @pytest.fixture
-def fake_journal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def fake_journal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, log_to_file: LogToFile) -> Path:
     """A ``journalctl`` first on PATH that prints recorded entries and notes how it was called."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -550,22 +561,22 @@ def fake_journal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     script.write_text(FAKE_JOURNALCTL.format(python=sys.executable), encoding="utf-8")
     script.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    text_lines = emit(tmp_path, "text", make_reply("old00001"), make_reply("old00002"))
-    json_lines = emit(tmp_path, "json", make_reply("new00003"))
-    start = datetime(2026, 11, 22, 14)
-    messages: list[str | list[int]] = [
-        text_lines[0],
+    ready, degraded, *_ = component_lines(log_to_file)
+    json_ready = json.loads(component_lines(log_to_file, "json")[0]) | {
+        "ts": (START + timedelta(seconds=3)).isoformat()
+    }
+    messages: list[str | list[int]] = [  # our lines, dated as the journal dates them
+        dated(ready, START),
         "Started homeassist.service - Home assistant.",
-        list(text_lines[1].encode()),
-        json_lines[0],
+        list(dated(degraded, START + timedelta(seconds=2)).encode()),
+        json.dumps(json_ready),
         "homeassist.service: Watchdog timeout!",
     ]
-    entries = [journal_entry(m, start + timedelta(seconds=n), f"s=abc;i={n}") for n, m in enumerate(messages)]
+    entries = [journal_entry(m, START + timedelta(seconds=n), f"s=abc;i={n}") for n, m in enumerate(messages)]
     for n in (1, 4):  # systemd's own lines about the unit
         entries[n] |= {"SYSLOG_IDENTIFIER": "systemd", "_COMM": "systemd", "PRIORITY": "4" if n == 4 else "6"}
     (bin_dir / "journal.jsonl").write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
-    [follow_line] = emit(tmp_path, "text", make_reply("live0004"))
-    follow = journal_entry(follow_line, start + timedelta(seconds=9), "s=abc;i=9")
+    follow = journal_entry(dated(degraded, START), START + timedelta(seconds=9), "s=abc;i=9")
     (bin_dir / "follow.jsonl").write_text(json.dumps(follow) + "\n", encoding="utf-8")
     return bin_dir
 
@@ -574,39 +585,55 @@ def calls(bin_dir: Path) -> list[list[str]]:
     return [json.loads(line) for line in (bin_dir / "calls.jsonl").read_text().splitlines()]
 
 
-def test_journal_end_to_end(fake_journal: Path) -> None:
+def states(out: io.StringIO) -> list[str]:
+    """Each row's state change, level or request id."""
+    return [row[27:] if " state " in row else row[9:17].strip() for row in out.getvalue().splitlines()[1:]]
+
+
+def test_journal_end_to_end(fake_journal: Path, tmp_path: Path) -> None:
+    stats = tmp_path / "stats.sqlite3"
     out = io.StringIO()
-    assert run_logs(file=None, lines=2, out=out) == 0
-    rows = out.getvalue().splitlines()[1:]
-    assert [row[9:17] for row in rows] == ["old00002", "new00003"]  # oldest first, the last two rows
+    assert run_logs(stats=stats, file=None, lines=2, out=out) == 0
+    assert states(out) == ["ready -> degraded (connection lost: ws closed (1006))", "starting -> ready"]
     [argv] = calls(fake_journal)
     assert argv == ["-u", "homeassist", "-o", "json", "--no-pager", "-r"]
 
+    record(stats, make_reply("req00001"), at=START + timedelta(seconds=2, milliseconds=500))
     out = io.StringIO()
-    assert run_logs(file=None, unit="ha-test", lines=10, show_all=True, out=out) == 0
-    rows = out.getvalue().splitlines()[1:]
-    assert [row[9:17] for row in rows] == ["old00001", "old00002", "new00003", "WARNING "]
-    assert rows[-1] == "14:00:04 WARNING  systemd: homeassist.service: Watchdog timeout!"
+    assert run_logs(stats=stats, file=None, unit="ha-test", lines=10, show_all=True, out=out) == 0
+    assert [state.split(" (")[0] for state in states(out)] == [
+        "starting -> ready",
+        "ready -> degraded",
+        "req00001",
+        "starting -> ready",
+        "WARNING",
+    ]
+    assert (
+        out.getvalue().splitlines()[-1] == "14:00:04 WARNING  systemd: homeassist.service: Watchdog timeout!"
+    )
     assert calls(fake_journal)[-1][:2] == ["-u", "ha-test"]
 
 
-def test_journal_follow_continues_after_the_newest_entry(fake_journal: Path) -> None:
+def test_journal_follow_continues_after_the_newest_entry(fake_journal: Path, tmp_path: Path) -> None:
     out = io.StringIO()
-    assert run_logs(file=None, lines=1, follow=True, since="2026-11-22 14:00", out=out) == 0
-    assert [row[9:17] for row in out.getvalue().splitlines()[1:]] == ["new00003", "live0004"]
+    stats = tmp_path / "stats.sqlite3"
+    assert run_logs(stats=stats, file=None, lines=1, follow=True, since="2026-11-22 14:00", out=out) == 0
+    assert [state.split(" (")[0] for state in states(out)] == ["starting -> ready", "ready -> degraded"]
     backlog, follow = calls(fake_journal)
     assert backlog[-3:] == ["--since", "2026-11-22 14:00:00", "-r"]
     assert follow[-3:] == ["--after-cursor", "s=abc;i=4", "-f"]  # the newest entry read, shown or not
 
 
-def test_journal_follow_without_backlog(fake_journal: Path) -> None:
+def test_journal_follow_without_backlog(fake_journal: Path, tmp_path: Path) -> None:
     out = io.StringIO()
-    assert run_logs(file=None, lines=0, follow=True, out=out) == 0
+    assert run_logs(stats=tmp_path / "stats.sqlite3", file=None, lines=0, follow=True, out=out) == 0
     assert [argv[-3:] for argv in calls(fake_journal)] == [["-n", "0", "-f"]]
-    assert [row[9:17] for row in out.getvalue().splitlines()[1:]] == ["live0004"]
+    assert [state.split(" (")[0] for state in states(out)] == ["ready -> degraded"]
 
 
-def test_journalctl_failing_is_reported(fake_journal: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_journalctl_failing_is_reported(
+    fake_journal: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (fake_journal / "status").write_text("1")
-    assert run_logs(file=None, out=io.StringIO()) == 1
+    assert run_logs(stats=tmp_path / "stats.sqlite3", file=None, out=io.StringIO()) == 1
     assert "journalctl exited with status 1" in capsys.readouterr().err
