@@ -15,8 +15,7 @@ from homeassist.api.client import ask_daemon, daemon_running, set_mute
 from homeassist.api.server import ControlAPI
 from homeassist.cli.doctor.services import check_ollama_model
 from homeassist.config.loader import load_settings
-from homeassist.llm.ollama import OllamaClient
-from homeassist.llm.unavailable import probe_ollama
+from homeassist.llm.ollama import OllamaClient, probe_ollama
 from homeassist.tools.executor import ToolExecutor
 from tests.api.test_server import REPLY, TOKEN, FakeDaemon
 from tests.conftest import REPO, free_port

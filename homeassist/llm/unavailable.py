@@ -17,9 +17,6 @@ from homeassist.llm.base import ModelAnswer, SentenceSink
 from homeassist.llm.ollama import probe_ollama
 from homeassist.messages import IntentKind
 
-#: ``probe_ollama`` is re-exported for homeassist/daemon/main.py, which imports it from here.
-__all__ = ["PROBE_TIMEOUT_S", "UnavailableModelClient", "probe_ollama"]
-
 PROBE_TIMEOUT_S = 3.0
 
 
