@@ -17,7 +17,7 @@ from homeassist.audio.speaker import Speaker, SpeakerError
 from homeassist.audio.stt import BackgroundTranscriber
 from homeassist.audio.voice import build_endpointer, build_wake
 from homeassist.config.loader import load_settings
-from homeassist.config.settings import AudioSettings, SttSettings, TtsSettings
+from homeassist.config.speech import AudioSettings, SttSettings, TtsSettings
 from homeassist.daemon.health import component_reason
 from homeassist.daemon.main import Daemon
 from homeassist.messages import Intent, Reply, Transcript

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from homeassist.config.settings import AudioSettings, TtsSettings
+from homeassist.config.speech import AudioSettings, TtsSettings
 from homeassist.errors import HomeassistError
 
 _LOGGER = logging.getLogger(__name__)

@@ -54,7 +54,7 @@ import numpy.typing as npt
 
 from homeassist.audio.lexicon import LEXICON_WEIGHT, Hypothesis, choose, direction_agreement, known_words
 from homeassist.audio.models import SttModelError, is_english_only, resolve_model
-from homeassist.config.settings import SttSettings
+from homeassist.config.speech import SttSettings
 from homeassist.messages import Transcript
 
 _LOGGER = logging.getLogger(__name__)

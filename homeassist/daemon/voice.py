@@ -18,7 +18,7 @@ from typing import Any
 
 from homeassist.assistant.core import Assistant
 from homeassist.audio.pipeline import VoiceLoop
-from homeassist.config.settings import SttSettings
+from homeassist.config.speech import SttSettings
 from homeassist.daemon.monitors import MONITOR_S
 from homeassist.daemon.supervisor import Component
 from homeassist.errors import HomeassistError

@@ -72,7 +72,8 @@ from homeassist.audio.stt import BackgroundTranscriber
 from homeassist.audio.voice import WAKE_LOOKBACK_MS
 from homeassist.audio.wake import WakeWordDetector, wake_phrase
 from homeassist.config.loader import load_settings
-from homeassist.config.settings import AudioSettings, Settings, SttSettings, TtsSettings, WakeSettings
+from homeassist.config.settings import Settings
+from homeassist.config.speech import AudioSettings, SttSettings, TtsSettings, WakeSettings
 from homeassist.daemon import Runtime, build_runtime
 from homeassist.messages import Reply
 from homeassist.zwave.sim import DEFAULT_HOME, SimulatedHome

@@ -16,7 +16,7 @@ from homeassist.audio.speaker import Speaker
 from homeassist.audio.stt import BackgroundTranscriber
 from homeassist.audio.voice import build_endpointer, build_speaker, build_wake
 from homeassist.config.loader import load_settings
-from homeassist.config.settings import AudioSettings, SttSettings, TtsSettings
+from homeassist.config.speech import AudioSettings, SttSettings, TtsSettings
 from homeassist.messages import Intent, Reply, Transcript
 from tests.conftest import wait_until_async
 

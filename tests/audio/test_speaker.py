@@ -18,7 +18,7 @@ import pytest
 from homeassist.audio import speaker as speaker_module
 from homeassist.audio.speaker import SPOKEN_KEPT, Speaker, SpeakerError
 from homeassist.audio.stt import BackgroundTranscriber
-from homeassist.config.settings import AudioSettings, SttSettings, TtsSettings
+from homeassist.config.speech import AudioSettings, SttSettings, TtsSettings
 from tests.audio.conftest import STT_TIME_LIMIT_S
 
 

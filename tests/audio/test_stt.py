@@ -14,7 +14,7 @@ import pytest
 from homeassist.audio import models
 from homeassist.audio.models import SttModelError, resolve_model, sha256
 from homeassist.audio.stt import BackgroundTranscriber
-from homeassist.config.settings import SttSettings
+from homeassist.config.speech import SttSettings
 from tests.audio.conftest import STT_TIME_LIMIT_S
 
 

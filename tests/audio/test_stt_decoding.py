@@ -22,7 +22,7 @@ import pytest
 
 from homeassist.audio.lexicon import LEXICON_WEIGHT
 from homeassist.audio.stt import MAX_TOKENS, BackgroundTranscriber, bias_text, home_phrases, max_tokens
-from homeassist.config.settings import SttSettings
+from homeassist.config.speech import SttSettings
 from tests.audio.conftest import STT_TIME_LIMIT_S, compose, synthesize
 from tests.conftest import wait_until_async
 

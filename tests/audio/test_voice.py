@@ -26,7 +26,8 @@ from homeassist.audio.stt import BackgroundTranscriber
 from homeassist.audio.voice import build_endpointer, build_wake, command_from_recording
 from homeassist.audio.wake import strip_wake_phrase
 from homeassist.config.loader import load_settings
-from homeassist.config.settings import AudioSettings, Settings, SttSettings, TtsSettings
+from homeassist.config.settings import Settings
+from homeassist.config.speech import AudioSettings, SttSettings, TtsSettings
 from homeassist.messages import Intent, Reply
 from tests.audio.conftest import (
     STT_TIME_LIMIT_S,

@@ -14,7 +14,8 @@ from homeassist.audio.speaker import Speaker
 from homeassist.audio.stt import BackgroundTranscriber
 from homeassist.audio.voice import build_endpointer, build_wake
 from homeassist.config.loader import load_settings
-from homeassist.config.settings import AudioSettings, Settings, SttSettings, TtsSettings
+from homeassist.config.settings import Settings
+from homeassist.config.speech import AudioSettings, SttSettings, TtsSettings
 from homeassist.messages import Intent, Reply, Transcript
 from tests.audio.conftest import Clips, compose, write_pcm16
 

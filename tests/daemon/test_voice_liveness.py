@@ -23,7 +23,8 @@ from homeassist.audio.speaker import Speaker
 from homeassist.audio.stt import BackgroundTranscriber
 from homeassist.audio.voice import build_endpointer, build_wake
 from homeassist.config.loader import load_settings
-from homeassist.config.settings import Settings, SttSettings
+from homeassist.config.settings import Settings
+from homeassist.config.speech import SttSettings
 from homeassist.daemon import main
 from homeassist.messages import Intent, Reply
 from tests.audio.test_speaker import fake_aplay

@@ -18,7 +18,7 @@ from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.error import Error
 
 from homeassist.audio.stt import BackgroundTranscriber
-from homeassist.config.settings import SttSettings
+from homeassist.config.speech import SttSettings
 from homeassist.messages import Transcript as Heard
 from homeassist.wyoming import WyomingService
 from homeassist.wyoming.connection import MAX_AUDIO_S

