@@ -14,12 +14,18 @@ results with no tools bound; a ``general`` answer that says the model does not k
 back from the speaker once one says so) is replaced by a search. The user hears "Let me look that up"
 when the search takes more than a second. With the model failing, the reply names that failure first,
 then reads the top result with its source.
+
+``allow_actions=False`` (a Wyoming conversation without ``[wyoming] allow_actions``): the model is offered
+none of the tools that act (``ACTING_TOOLS``: switching devices, setting or cancelling timers), a request
+whose local command (or a question's choices) would act is refused at once, "I can't change devices or
+timers from here." (``error_kind`` "ActionsNotAllowed"), and for the whole request the executor refuses
+those tools whoever calls them (``refusing``): reading the home, the timers, the time, questions and web
+search still work.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import re
 import time
@@ -27,14 +33,15 @@ import uuid
 from typing import Any, Protocol
 
 from homeassist.assistant.local import local_reply
+from homeassist.assistant.summary import log_summary as log_summary  # also imported from here
 from homeassist.errors import HomeassistError, ModelError, ZWaveUnavailableError
 from homeassist.intent.classifier import FollowUp, IntentClassifier
 from homeassist.intent.home import HomeSnapshot
 from homeassist.llm.base import ModelClient, SentenceSink
 from homeassist.messages import Command, Intent, Reply, ReplyPath, ToolResult
 from homeassist.stats import Stats
-from homeassist.tools.executor import ToolExecutor
-from homeassist.tools.manager import DEVICE_TOOLS, ToolManager
+from homeassist.tools.executor import ToolExecutor, refusing
+from homeassist.tools.manager import ACTING_TOOLS, DEVICE_TOOLS, ToolManager
 from homeassist.web.fallback import LOOKUP_NOTICE, NOTICE_AFTER_S, WebSearchFallback
 from homeassist.web.triggers import needs_search, says_it_does_not_know
 
@@ -48,6 +55,10 @@ MAX_REQUEST_CHARS = 2000
 TOO_LONG = "That's more than I can take in at once; please ask in fewer words."
 #: The answer to a spoken request heard with too little confidence to act on or search for.
 NOT_HEARD = "Sorry, I didn't catch that."
+#: The answer to a request that would act when actions are not allowed (``handle(allow_actions=False)``).
+NO_ACTIONS = "I can't change devices or timers from here."
+#: What the executor answers a tool call that would act then (the model reads it).
+NO_ACTIONS_ERROR = "Not allowed: this request may not switch devices or set, change or cancel timers."
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 
 
@@ -94,7 +105,17 @@ class Assistant:
         #: The commands the last reply's question offered, and when it was asked.
         self._pending: tuple[float, tuple[Command, ...]] | None = None
 
-    async def handle(self, text: str, *, on_sentence: SentenceSink | None = None) -> Reply:
+    async def handle(
+        self, text: str, *, on_sentence: SentenceSink | None = None, allow_actions: bool = True
+    ) -> Reply:
+        """Answer one request; with ``allow_actions`` False nothing in the home or the schedule changes
+        (see the module's docstring)."""
+        if allow_actions:
+            return await self._handle(text, on_sentence, allow_actions=True)
+        with refusing(ACTING_TOOLS, NO_ACTIONS_ERROR):
+            return await self._handle(text, on_sentence, allow_actions=False)
+
+    async def _handle(self, text: str, on_sentence: SentenceSink | None, *, allow_actions: bool) -> Reply:
         request_id = uuid.uuid4().hex[:8]
         start = time.perf_counter()
         timings: dict[str, float] = {}
@@ -124,15 +145,22 @@ class Assistant:
                     intent = later
                 elif intent.kind == "device" or (intent.kind == "timer" and later and later.kind == "device"):
                     unavailable = ZWaveUnavailableError(self.devices.unavailable_reason())
-        tools = self.tools.tools_for(intent.kind, *intent.also)
+        tools = self.tools.tools_for(intent.kind, *intent.also, acting=allow_actions)
         runnable = intent.command is not None and intent.command.tool in {t.name for t in tools}
+        refused = not allow_actions and _acts(intent)
 
         actions: list[ToolResult] = []
         recoveries: list[str] = []
         rounds = 0
         failure: HomeassistError | None = None
+        error: tuple[str, str] | None = None  # (kind, detail) of a refusal that is no HomeassistError
         path: ReplyPath
-        if unavailable is not None:
+        if refused:
+            path = "local"
+            reply_text = NO_ACTIONS
+            error = ("ActionsNotAllowed", "this request may not switch devices or set timers")
+            _LOGGER.info("Request %s: refused, it would act and actions are not allowed", request_id)
+        elif unavailable is not None:
             path = "local"
             failure = unavailable
             _LOGGER.warning("Request %s: Z-Wave unavailable: %s", request_id, unavailable)
@@ -188,9 +216,11 @@ class Assistant:
                         request_id, text, on_sentence, actions, recoveries, timings
                     )
         self._remember_device(actions)
-        asked = path == "local" and bool(intent.question) and bool(intent.choices)
+        asked = not refused and path == "local" and bool(intent.question) and bool(intent.choices)
         self._pending = (time.monotonic(), intent.choices) if asked else None
         timings["total"] = _ms(start)
+        if failure is not None:
+            error = (type(failure).__name__, str(failure))
         reply = Reply(
             text=reply_text,
             request=text,
@@ -198,8 +228,8 @@ class Assistant:
             path=path,
             actions=tuple(actions),
             recoveries=tuple(recoveries),
-            error=f"{type(failure).__name__}: {failure}" if failure is not None else None,
-            error_kind=type(failure).__name__ if failure is not None else None,
+            error=f"{error[0]}: {error[1]}" if error is not None else None,
+            error_kind=error[0] if error is not None else None,
             request_id=request_id,
             timings_ms=timings,
             rounds=rounds,
@@ -347,6 +377,12 @@ class Assistant:
         return answer.text, None
 
 
+def _acts(intent: Intent) -> bool:
+    """Whether the request's local command, or one of a question's choices, would act."""
+    commands = ((intent.command,) if intent.command is not None else ()) + intent.choices
+    return any(command.tool in ACTING_TOOLS for command in commands)
+
+
 def _needs_devices(intent: Intent) -> bool:
     """Device requests, and timer requests that may name a device, wait (bounded) for Z-Wave; a plain
     timer, alarm or reminder never does."""
@@ -396,45 +432,3 @@ class _DontKnowGate:
 
 def _ms(since: float) -> float:
     return round((time.perf_counter() - since) * 1000, 3)
-
-
-def summary_fields(reply: Reply, *, with_text: bool = False) -> dict[str, Any]:
-    """The request summary as structured fields (the JSON log's ``request`` object); what was said
-    only ``with_text`` (``[privacy] store_transcripts``)."""
-    fields: dict[str, Any] = {
-        "request": {
-            "id": reply.request_id,
-            "kind": reply.intent.kind,
-            "confidence": round(reply.intent.confidence, 3),
-            "path": reply.path,
-            "attempts": 1 + len(reply.recoveries),
-            "tools": [{"tool": a.tool, "ok": a.ok, "ms": round(a.elapsed_ms, 1)} for a in reply.actions],
-            "recoveries": list(reply.recoveries),
-            "error": reply.error_kind,
-            "timings_ms": {k: round(v, 1) for k, v in reply.timings_ms.items()},
-        }
-    }
-    if with_text:
-        fields["text"] = reply.request
-    return fields
-
-
-def log_summary(reply: Reply, *, with_text: bool = False) -> None:
-    """The one INFO line per request a person tailing the log reads. What was said is in it only
-    ``with_text`` (``[privacy] store_transcripts``); otherwise it is logged at DEBUG only."""
-    tools = ",".join(f"{a.tool}:{'ok' if a.ok else 'error'}" for a in reply.actions) or "-"
-    stages = " ".join(f"{k}={v:.1f}" for k, v in reply.timings_ms.items() if k != "total")
-    _LOGGER.info(
-        "request %s kind=%s path=%s attempts=%d tools=%s recoveries=%s%s %s total=%.1fms%s",
-        reply.request_id,
-        reply.intent.kind,
-        reply.path,
-        1 + len(reply.recoveries),
-        tools,
-        ",".join(reply.recoveries) or "-",
-        f" error={reply.error_kind}" if reply.error_kind else "",
-        stages,
-        reply.timings_ms.get("total", 0.0),
-        f" text={json.dumps(reply.request, ensure_ascii=False)}" if with_text else "",
-        extra={"fields": summary_fields(reply, with_text=with_text)},
-    )

@@ -6,18 +6,24 @@ before running it, bounds each call with a timeout, turns every outcome into a s
 (failures are ``Error: ...`` strings, never exceptions), keeps a bounded record of calls and tells its
 listeners (metrics, statistics) about each one. It also builds the ``ToolMessage`` list for a model turn
 with exactly one message per tool call.
+
+Inside ``refusing(names, why)`` (a context variable: the request's task and the tasks it starts) a tool
+of ``names`` is not run, whoever asks: a model may call a tool it was never offered, so this is where a
+request that may not act (``[wyoming] allow_actions = false``) is held to it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import logging
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 from langchain_core.messages import ToolMessage
@@ -31,6 +37,21 @@ _LOGGER = logging.getLogger(__name__)
 
 ERROR_PREFIX = "Error:"
 ResultListener = Callable[[ToolResult], None]
+
+#: The tools refused in this context and why (``refusing``); none by default.
+_REFUSED: ContextVar[tuple[frozenset[str], str]] = ContextVar("refused_tools", default=(frozenset(), ""))
+
+
+@contextlib.contextmanager
+def refusing(names: Iterable[str], why: str) -> Iterator[None]:
+    """While the block runs (and in tasks it starts), ``execute`` refuses the tools ``names`` with an
+    ``Error: ...`` result saying ``why``; nested blocks add up."""
+    refused, reason = _REFUSED.get()
+    token = _REFUSED.set((refused | frozenset(names), why or reason))
+    try:
+        yield
+    finally:
+        _REFUSED.reset(token)
 
 
 class ToolExecutor:
@@ -81,6 +102,10 @@ class ToolExecutor:
         """Run one tool and return its result; every failure becomes an ``Error: ...`` result."""
         start = time.perf_counter()
         shown_args: dict[str, Any] = dict(args) if isinstance(args, Mapping) else {}
+        refused, why = _REFUSED.get()
+        if name in refused:
+            _LOGGER.warning("Tool %s refused for %s: %s", name, caller or "?", why)
+            return self._finish(name, shown_args, f"{ERROR_PREFIX} {why}", start, call_id, caller)
         tool = self._tools.get(name)
         if tool is None:
             _LOGGER.warning(

@@ -3,6 +3,9 @@
 A small model chooses better among few tools, so each kind gets only what it needs. Tiers list tool
 names; a tool of a part not built or not running is simply absent from what ``tools_for`` returns.
 The browser tools are in no tier: the web fallback calls them itself.
+
+``ACTING_TOOLS`` are those that change the home or what is scheduled; a request that may not act
+(``[wyoming] allow_actions = false``) is offered none of them, and the executor refuses them.
 """
 
 from __future__ import annotations
@@ -30,6 +33,23 @@ SCHEDULER_TOOLS: tuple[str, ...] = (
     "list_timers",
     "cancel_timer",
 )
+#: Tools that switch, set or lock a device, or set, schedule or cancel a timer, alarm, reminder or
+#: delayed action. Reading a device, listing devices or timers and the time are not among them.
+ACTING_TOOLS: frozenset[str] = frozenset(
+    {
+        "turn_on",
+        "turn_off",
+        "set_level",
+        "set_temperature",
+        "set_lock",
+        "set_timer",
+        "set_alarm",
+        "set_reminder",
+        "schedule_device_action",
+        "cancel_timer",
+    }
+)
+assert set(DEVICE_TOOLS + SCHEDULER_TOOLS) >= ACTING_TOOLS
 
 TIERS: dict[IntentKind, tuple[str, ...]] = {
     "device": DEVICE_TOOLS,
@@ -47,11 +67,12 @@ class ToolManager:
     def __init__(self, executor: ToolExecutor) -> None:
         self._executor = executor
 
-    def tools_for(self, kind: IntentKind, *also: IntentKind) -> list[BaseTool]:
+    def tools_for(self, kind: IntentKind, *also: IntentKind, acting: bool = True) -> list[BaseTool]:
         """The registered tools of a kind's tier, in tier order, then those of the ``also`` tiers that
-        are not in it yet (an unsure route gets the union of the tiers in question)."""
+        are not in it yet (an unsure route gets the union of the tiers in question); without
+        ``acting``, none of ``ACTING_TOOLS``."""
         names = dict.fromkeys(name for tier in (kind, *also) for name in TIERS[tier])
-        tools = (self._executor.get(name) for name in names)
+        tools = (self._executor.get(name) for name in names if acting or name not in ACTING_TOOLS)
         return [tool for tool in tools if tool is not None]
 
     def describe(self) -> dict[IntentKind, dict[str, list[str]]]:

@@ -12,7 +12,7 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException, tool
 from pydantic import BaseModel
 
 from homeassist.messages import ToolCall, ToolResult
-from homeassist.tools.executor import ToolExecutor, ensure_ids, normalize_result, tool_messages
+from homeassist.tools.executor import ToolExecutor, ensure_ids, normalize_result, refusing, tool_messages
 
 
 @tool
@@ -280,3 +280,36 @@ def test_ensure_ids_fills_only_missing_ids() -> None:
     calls = ensure_ids([{"name": "a", "args": {}, "id": "keep"}, {"name": "b", "args": {}}])
     assert calls[0].id == "keep"
     assert calls[1].id.startswith("call_") and calls[1].name == "b"
+
+
+async def test_refused_tools_are_not_run_inside_refusing_and_its_tasks(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    ran: list[str] = []
+
+    @tool
+    def turn_on(device: str) -> str:
+        """Turn a device on."""
+        ran.append(device)
+        return f"{device} is on"
+
+    executor = make(turn_on, state)
+    with caplog.at_level(logging.WARNING), refusing({"turn_on"}, "Not allowed here."):
+        refused = await executor.execute("turn_on", {"device": "Lamp"}, caller="model")
+        # A task started inside the block is held to it too; a tool not named still runs.
+        in_task = await asyncio.create_task(executor.execute("turn_on", {"device": "Lamp"}))
+        allowed = await executor.execute("state", {})
+        # A name the executor does not even know is refused the same way.
+        with refusing({"set_lock"}, "Not allowed here."):
+            unknown = await executor.execute("set_lock", {"device": "Door", "locked": False})
+    assert (refused.ok, refused.content, refused.args) == (
+        False,
+        "Error: Not allowed here.",
+        {"device": "Lamp"},
+    )
+    assert (in_task.ok, in_task.content) == (False, "Error: Not allowed here.")
+    assert allowed.ok and unknown.content == "Error: Not allowed here."
+    assert ran == []
+    assert "Tool turn_on refused for model: Not allowed here." in caplog.text
+    after = await executor.execute("turn_on", {"device": "Lamp"})
+    assert after.ok and ran == ["Lamp"]

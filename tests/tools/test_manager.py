@@ -5,9 +5,13 @@ from __future__ import annotations
 from langchain_core.tools import tool
 
 from homeassist.messages import INTENT_KINDS
-from homeassist.tools.clock import make_datetime_tool
+from homeassist.tools.clock import make_datetime_tool, resolve_timezone
+from homeassist.tools.devices import make_device_tools
 from homeassist.tools.executor import ToolExecutor
-from homeassist.tools.manager import DEVICE_TOOLS, TIERS, ToolManager
+from homeassist.tools.manager import ACTING_TOOLS, DEVICE_TOOLS, TIERS, ToolManager
+from homeassist.tools.timers import make_timer_tools
+from homeassist.zwave.connection import ZWaveConnection
+from homeassist.zwave.control import HomeControl
 
 
 @tool
@@ -44,3 +48,29 @@ def test_describe_separates_available_and_missing() -> None:
     device = manager.describe()["device"]
     assert device["available"] == ["turn_on"]
     assert device["missing"] == [n for n in DEVICE_TOOLS if n != "turn_on"]
+
+
+def test_acting_tools_are_the_real_tools_that_change_the_home_or_the_schedule() -> None:
+    zone = resolve_timezone("UTC")
+    real = {
+        t.name
+        for t in [
+            *make_device_tools(HomeControl(ZWaveConnection("ws://127.0.0.1:9"))),
+            *make_timer_tools(None, zone),
+        ]
+    }
+    assert real >= ACTING_TOOLS
+    assert real - ACTING_TOOLS == {"list_devices", "get_device_state", "list_timers"}
+
+
+def test_tools_for_without_acting_offers_none_of_the_acting_tools() -> None:
+    executor = ToolExecutor(
+        [make_datetime_tool("UTC"), turn_on, *make_timer_tools(None, resolve_timezone("UTC"))]
+    )
+    manager = ToolManager(executor)
+    assert [t.name for t in manager.tools_for("device", acting=False)] == []
+    assert [t.name for t in manager.tools_for("timer", acting=False)] == [
+        "list_timers",
+        "get_current_datetime",
+    ]
+    assert "turn_on" in [t.name for t in manager.tools_for("device")]
