@@ -192,12 +192,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # Imported after parsing: --help and usage errors need none of it (pydantic alone is ~0.1 s).
+    from homeassist.audio.models import check_model_language
     from homeassist.config.loader import load_settings, state_dir
     from homeassist.errors import ConfigError, HomeassistError
     from homeassist.logs import auto_log_file, setup_logging
 
     try:
         loaded = load_settings(getattr(args, "config", None))
+        check_model_language(loaded)
         logging_settings = loaded.settings.logging
         level = getattr(args, "log_level", None) or getattr(args, "quiet_log", None)
         if level:

@@ -82,6 +82,17 @@ def test_config_error_exits_2_naming_file_and_key(cli_env: dict[str, str], tmp_p
         assert "Traceback" not in result.stderr
 
 
+def test_an_english_only_model_with_another_language_is_a_config_error_of_every_command(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    german = tmp_path / "german.toml"
+    german.write_text('[assistant]\nlanguage = "de"\n', encoding="utf-8")  # [stt] model stays tiny.en
+    for args in (["config", "check", "--config", str(german)], ["--config", str(german), "timers"]):
+        result = run_cli(*args, env=cli_env)
+        assert result.returncode == 2, result.stderr
+        assert "understands only English" in result.stderr and "Traceback" not in result.stderr
+
+
 def test_config_check_prints_effective_settings_with_env_override(cli_env: dict[str, str]) -> None:
     env = cli_env | {"HOMEASSIST_OLLAMA__BASE_URL": "http://me:secret@127.0.0.1:5"}
     result = run_cli("config", "check", "--json", env=env)
