@@ -219,11 +219,15 @@ class Daemon:
 
     # --- requests ---------------------------------------------------------------------------------
 
-    async def _answer(self, text: str, source: str, on_sentence: SentenceSink | None) -> Reply:
-        if self.announcer.rings and dismisses(text):
+    async def _answer(
+        self, text: str, source: str, on_sentence: SentenceSink | None, /, *, allow_actions: bool = True
+    ) -> Reply:
+        if allow_actions and self.announcer.rings and dismisses(text):
             await self.announcer.dismiss()
             return Reply(text="Okay.", request=text, intent=Intent("timer", 1.0), path="local")
-        reply = await self.runtime.assistant.handle(text, on_sentence=on_sentence)
+        reply = await self.runtime.assistant.handle(
+            text, on_sentence=on_sentence, allow_actions=allow_actions
+        )
         self.metrics.observe_reply(reply, self.runtime.model.model_name)
         learn_from(reply, self.supervisor, web_search=self.runtime.web is not None)
         return reply

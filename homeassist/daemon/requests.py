@@ -10,6 +10,9 @@ Announcements (a timer that rings, a reminder) come between two requests: ``betw
 request in flight only, never for those queued behind it, and at most its bound; the next request waits
 while the announcement is queued for the speaker.
 
+A request carries ``allow_actions`` (True but for a Wyoming conversation without ``[wyoming]
+allow_actions``) to the handler, which passes it to ``Assistant.handle``.
+
 Shutdown: ``close`` refuses new requests; ``finish`` waits (bounded) for the one in flight, then
 abandons it (cancelled) and everything still waiting (``ShuttingDownError``).
 """
@@ -22,7 +25,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from homeassist.daemon.supervisor import Component
 from homeassist.errors import HomeassistError, QueueFullError, ShuttingDownError
@@ -31,7 +34,16 @@ from homeassist.messages import Reply
 
 _LOGGER = logging.getLogger(__name__)
 
-Handler = Callable[[str, str, SentenceSink | None], Coroutine[Any, Any, Reply]]
+
+class Handler(Protocol):
+    """Answers one request: its text, its source ("api", "voice", ...), where its sentences go, and
+    whether it may act on the home and the schedule."""
+
+    def __call__(
+        self, text: str, source: str, on_sentence: SentenceSink | None, /, *, allow_actions: bool
+    ) -> Coroutine[Any, Any, Reply]: ...
+
+
 #: How often an idle worker shows it is alive.
 IDLE_BEAT_S = 1.0
 #: How long an abandoned request may take to notice its cancellation.
@@ -44,6 +56,7 @@ class _Job:
     source: str
     on_sentence: SentenceSink | None
     future: asyncio.Future[Reply]
+    allow_actions: bool = True
     queued_at: float = field(default_factory=time.monotonic)
 
 
@@ -103,11 +116,16 @@ class RequestQueue:
         return self._queue.qsize() + (1 if self._current is not None else 0)
 
     def submit(
-        self, text: str, source: str, on_sentence: SentenceSink | None = None
+        self,
+        text: str,
+        source: str,
+        on_sentence: SentenceSink | None = None,
+        *,
+        allow_actions: bool = True,
     ) -> asyncio.Future[Reply]:
         """Queue a request; its Reply (or error) arrives on the future. Never waits."""
         self._check_open()
-        job = self._job(text, source, on_sentence)
+        job = self._job(text, source, on_sentence, allow_actions)
         try:
             self._queue.put_nowait(job)
         except asyncio.QueueFull:
@@ -119,13 +137,19 @@ class RequestQueue:
         return job.future
 
     async def ask(
-        self, text: str, source: str, on_sentence: SentenceSink | None = None, *, wait_for_slot: bool = False
+        self,
+        text: str,
+        source: str,
+        on_sentence: SentenceSink | None = None,
+        *,
+        wait_for_slot: bool = False,
+        allow_actions: bool = True,
     ) -> Reply:
         """Queue a request and wait for its Reply; with ``wait_for_slot`` a full queue is waited out."""
         if not wait_for_slot:
-            return await self.submit(text, source, on_sentence)
+            return await self.submit(text, source, on_sentence, allow_actions=allow_actions)
         self._check_open()
-        job = self._job(text, source, on_sentence)
+        job = self._job(text, source, on_sentence, allow_actions)
         await self._queue.put(job)
         if self._closed and not job.future.done():
             # It got its slot as homeassist began to stop: it will not be answered.
@@ -166,7 +190,8 @@ class RequestQueue:
         self._depth_changed()
         started = time.monotonic()
         task = asyncio.create_task(
-            self._handle(job.text, job.source, job.on_sentence), name=f"request-{job.source}"
+            self._handle(job.text, job.source, job.on_sentence, allow_actions=job.allow_actions),
+            name=f"request-{job.source}",
         )
         self._current_task = task
         # Waiting is not being stuck: beat while the request runs. A cancelled worker leaves the task
@@ -220,8 +245,9 @@ class RequestQueue:
         self._depth_changed()
         return clean
 
-    def _job(self, text: str, source: str, on_sentence: SentenceSink | None) -> _Job:
-        return _Job(text, source, on_sentence, asyncio.get_running_loop().create_future())
+    def _job(self, text: str, source: str, on_sentence: SentenceSink | None, allow_actions: bool) -> _Job:
+        future = asyncio.get_running_loop().create_future()
+        return _Job(text, source, on_sentence, future, allow_actions)
 
     def _check_open(self) -> None:
         if self._closed:

@@ -39,9 +39,14 @@ class Handler:
         self.started = asyncio.Event()
         self.release = asyncio.Event()
         self.cancelled: list[str] = []
+        #: ``allow_actions`` of each call, in order.
+        self.allowed: list[bool] = []
 
-    async def __call__(self, text: str, source: str, on_sentence: SentenceSink | None) -> Reply:
+    async def __call__(
+        self, text: str, source: str, on_sentence: SentenceSink | None, /, *, allow_actions: bool
+    ) -> Reply:
         self.calls.append((text, source))
+        self.allowed.append(allow_actions)
         self.active += 1
         self.most_active = max(self.most_active, self.active)
         self.started.set()
@@ -106,6 +111,19 @@ async def test_ask_waits_for_the_reply() -> None:
     async with worker(queue):
         reply = await asyncio.wait_for(queue.ask("what time is it", "console"), BOUND_S)
     assert reply == reply_to("what time is it")
+
+
+async def test_allow_actions_reaches_the_handler_and_is_on_unless_asked() -> None:
+    handler = Handler()
+    queue = RequestQueue(handler, maxsize=8)
+    async with worker(queue):
+        await asyncio.wait_for(queue.ask("a", "console"), BOUND_S)
+        await asyncio.wait_for(queue.ask("b", "wyoming", allow_actions=False), BOUND_S)
+        await asyncio.wait_for(queue.ask("c", "wyoming", allow_actions=False, wait_for_slot=True), BOUND_S)
+        await asyncio.wait_for(queue.submit("d", "api"), BOUND_S)
+        await asyncio.wait_for(queue.submit("e", "api", allow_actions=False), BOUND_S)
+    assert handler.texts == ["a", "b", "c", "d", "e"]
+    assert handler.allowed == [True, False, False, True, False]
 
 
 async def test_a_full_queue_refuses_with_a_retry_after() -> None:

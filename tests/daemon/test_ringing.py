@@ -91,7 +91,7 @@ async def test_a_reminder_waits_for_the_reply_in_progress(closed_url: str) -> No
     ringer, speaker = daemon(closed_url)
     answering, release = asyncio.Event(), asyncio.Event()
 
-    async def slow(text: str, source: str, on_sentence: object) -> Any:
+    async def slow(text: str, source: str, on_sentence: object, /, *, allow_actions: bool) -> Any:
         answering.set()
         await release.wait()
         return await ringer._answer("what time is it", source, None)
