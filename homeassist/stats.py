@@ -42,10 +42,18 @@ CREATE TABLE IF NOT EXISTS requests (
     rounds INTEGER NOT NULL,
     tools TEXT NOT NULL,
     error TEXT,  -- the failure's kind (Reply.error_kind), never its detail
-    total_ms REAL NOT NULL
+    total_ms REAL NOT NULL,
+    stages TEXT,  -- JSON [[stage, ms], ...]: every timing but the total, in the order measured
+    text TEXT  -- what was said, only with [privacy] store_transcripts
 );
 CREATE INDEX IF NOT EXISTS requests_model_path ON requests (model, path);
 """
+#: Columns added after the first release, with their type: added to an older database when opened.
+_ADDED = {"stages": "TEXT", "text": "TEXT"}
+_INSERT = (
+    "INSERT INTO requests (id, at, model, path, kind, first_ok, final_ok, retries, recoveries, rounds, tools,"
+    " error, total_ms, stages, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
 
 
 @dataclass(frozen=True)
@@ -105,8 +113,10 @@ class Rates:
 class Stats:
     """Appends one row per request; reads the running rates back."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, store_transcripts: bool = False) -> None:
         self.path = path
+        #: Whether what was said is kept with each row (``[privacy] store_transcripts``).
+        self.store_transcripts = store_transcripts
         self._ready = False
 
     @contextmanager
@@ -119,6 +129,10 @@ class Stats:
             if not self._ready:
                 db.execute("PRAGMA journal_mode=WAL")
                 db.executescript(_SCHEMA)
+                present = {row[1] for row in db.execute("PRAGMA table_info(requests)")}
+                for column, kind in _ADDED.items():
+                    if column not in present:
+                        db.execute(f"ALTER TABLE requests ADD COLUMN {column} {kind}")
                 self._ready = True
             with db:
                 yield db
@@ -147,10 +161,12 @@ class Stats:
             json.dumps([f"{a.tool}:{'ok' if a.ok else 'error'}" for a in reply.actions]),
             reply.error_kind,
             float(reply.timings_ms.get("total", 0.0)),
+            json.dumps([[stage, ms] for stage, ms in reply.timings_ms.items() if stage != "total"]),
+            reply.request if self.store_transcripts else None,
         )
         try:
             with self._connect() as db:
-                db.execute("INSERT INTO requests VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+                db.execute(_INSERT, row)
         except (sqlite3.Error, OSError) as err:
             _LOGGER.warning("Could not record request statistics in %s: %s", self.path, err)
         return outcome

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from homeassist.cli.logs.requests import RequestLog
 from homeassist.config.loader import load_settings
 from homeassist.daemon import build_runtime
 from homeassist.messages import Intent, Reply, ToolResult
@@ -146,3 +147,33 @@ def test_a_failed_request_is_stored_with_its_error_kind_not_its_detail(tmp_path:
     with sqlite3.connect(tmp_path / FILE_NAME) as db:
         errors = [row[0] for row in db.execute("SELECT error FROM requests ORDER BY at")]
     assert errors == ["ModelTimeoutError", None]
+
+
+def test_stage_timings_are_kept_and_what_was_said_only_when_the_user_chose_to(tmp_path: Path) -> None:
+    timed = dataclasses.replace(a_reply(), timings_ms={"classify": 0.3, "tools": 30.5, "total": 31.0})
+    Stats(tmp_path / FILE_NAME).record(timed, "-")
+    Stats(tmp_path / FILE_NAME, store_transcripts=True).record(timed, "-")
+    with sqlite3.connect(tmp_path / FILE_NAME) as db:
+        rows = db.execute("SELECT stages, text FROM requests ORDER BY rowid").fetchall()
+    assert [json.loads(stages) for stages, _ in rows] == [[["classify", 0.3], ["tools", 30.5]]] * 2
+    assert [text for _, text in rows] == [None, "turn on x"]
+
+
+def test_a_database_of_an_older_daemon_gains_the_new_columns_and_keeps_its_rows(tmp_path: Path) -> None:
+    path = tmp_path / FILE_NAME
+    with sqlite3.connect(path) as db:  # the first release's table, one row in it
+        db.execute(
+            "CREATE TABLE requests (id TEXT NOT NULL, at REAL NOT NULL, model TEXT NOT NULL, path TEXT NOT "
+            "NULL, kind TEXT NOT NULL, first_ok INTEGER NOT NULL, final_ok INTEGER NOT NULL, retries INTEGER "
+            "NOT NULL, recoveries TEXT NOT NULL, rounds INTEGER NOT NULL, tools TEXT NOT NULL, error TEXT, "
+            "total_ms REAL NOT NULL)"
+        )
+        values = "('old', 1.0, '-', 'local', 'device', 1, 1, 0, '[]', 0, '[]', NULL, 5.0)"
+        db.execute(f"INSERT INTO requests VALUES {values}")
+    # `homeassist logs` reads it as it is (read-only: it adds nothing), then the daemon adds the columns.
+    [old] = RequestLog(path).recent(10, None)
+    assert (old.id, old.total_ms, old.stages, old.text, old.slowest) == ("old", 5.0, (), None, None)
+    Stats(path).record(a_reply(), "-")
+    with sqlite3.connect(path) as db:
+        rows = db.execute("SELECT id, total_ms, stages FROM requests ORDER BY rowid").fetchall()
+    assert rows == [("old", 5.0, None), ("abc", 12.0, "[]")]

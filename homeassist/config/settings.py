@@ -308,7 +308,9 @@ class WyomingSettings(Section):
 
 class PrivacySettings(Section):
     store_transcripts: bool = setting(
-        False, "keep what was said in the request log lines (never audio); off: text only at DEBUG"
+        False,
+        "keep what was said in the request log lines and request statistics (never audio); off: text "
+        "only at DEBUG",
     )
 
 

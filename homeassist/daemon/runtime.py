@@ -94,7 +94,7 @@ def build_runtime(settings: Settings, scheduler: Scheduler | None = None) -> Run
         prefer_local=settings.assistant.prefer_local,
         devices=zwave,
         follow_up_s=settings.assistant.follow_up_s,
-        stats=Stats(state / STATS_FILE),
+        stats=Stats(state / STATS_FILE, store_transcripts=settings.privacy.store_transcripts),
         web=web.fallback if web else None,
         store_transcripts=settings.privacy.store_transcripts,
     )

@@ -58,6 +58,7 @@ def make_reply(
     recoveries: tuple[str, ...] = (),
     error: str | None = None,
     total_ms: float = 0.8,
+    timings: dict[str, float] | None = None,
 ) -> Reply:
     return Reply(
         text="It is 14:26.",
@@ -69,14 +70,14 @@ def make_reply(
         error=error,
         error_kind=error.split(":", 1)[0] if error else None,  # the kind as the reply carries it
         request_id=request_id,
-        timings_ms={"classify": 0.2, "tools": 0.4, "total": total_ms},
+        timings_ms=timings or {"classify": 0.2, "tools": 0.4, "total": total_ms},
     )
 
 
-def record(stats: Path, *replies: Reply, at: datetime | None = None) -> None:
+def record(stats: Path, *replies: Reply, at: datetime | None = None, transcripts: bool = False) -> None:
     """The replies recorded as the daemon records them; ``at`` dates them (one second apart)."""
     for number, reply in enumerate(replies):
-        Stats(stats).record(reply, "qwen3:0.6b")
+        Stats(stats, store_transcripts=transcripts).record(reply, "qwen3:0.6b")
         if at is not None:
             with closing(sqlite3.connect(stats)) as db, db:
                 when = (at + timedelta(seconds=number)).timestamp()
@@ -242,8 +243,18 @@ def test_requests_come_from_the_statistics_as_recorded(tmp_path: Path) -> None:
     first, second = RequestLog(stats).recent(10, None)
     assert before <= first.time <= datetime.now()
     assert first == RequestRow(
-        first.time, "72515e9c", "datetime", "local", (("get_current_datetime", True),), (), None, 0.8
+        first.time,
+        "72515e9c",
+        "datetime",
+        "local",
+        (("get_current_datetime", True),),
+        (),
+        None,
+        0.8,
+        (("classify", 0.2), ("tools", 0.4)),  # every stage but the total, in order
+        None,  # what was said: not kept unless [privacy] store_transcripts
     )
+    assert first.slowest == ("tools", 0.4)
     assert (second.id, second.kind, second.path, second.total_ms) == ("0badc0de", "device", "model", 820.0)
     assert second.tools == (("turn_on", False), ("list_devices", True))
     assert (second.recoveries, second.error) == (("local_after_model_error",), "ModelUnreachableError")
@@ -288,10 +299,10 @@ def sample_entries(tmp_path: Path) -> list[Entry]:
             tools=(("turn_on", False), ("list_devices", True), ("set_level", True)),
             recoveries=("local_after_model_error",),
             error="ModelUnreachableError: refused",
-            total_ms=12820.0,
+            timings={"classify": 1.2, "devices_wait": 3.0, "model": 12812.3, "total": 12820.0},
         ),
-        make_reply("abc", kind="web", path="fallback", tools=(), total_ms=3.0),
     )
+    record(stats, make_reply("abc", kind="web", path="fallback", tools=(), total_ms=3.0), transcripts=True)
     rows: list[Entry] = list(RequestLog(stats).recent(10, None))
     when = datetime(2026, 11, 22, 14, 30, 1)
     rows.append(ComponentChange(when, "WARNING", "zwave", "ready", "degraded", "connection lost"))
@@ -301,7 +312,7 @@ def sample_entries(tmp_path: Path) -> list[Entry]:
 
 def test_table_columns_line_up(tmp_path: Path) -> None:
     header = format_header()
-    columns = ["ID", "KIND", "PATH", "TOOLS", "NOTES"]
+    columns = ["ID", "KIND", "PATH", "SLOWEST", "TOOLS", "NOTES"]
     starts = {name: header.index(name) for name in columns}
     total_end = header.index("TOTAL ms") + len("TOTAL ms")
     entries = sample_entries(tmp_path)
@@ -316,11 +327,15 @@ def test_table_columns_line_up(tmp_path: Path) -> None:
         assert row[starts["KIND"] :].startswith(entry.kind)
         assert row[starts["PATH"] :].startswith(entry.path)
         assert row[:total_end].endswith(f"{entry.total_ms:.1f}")  # right-aligned
-    assert all(len(row) <= 100 for row in (rows[0], rows[2], *rows[3:])), rows  # a failure's notes may not
-    first, failed = rows[:2]
+    # Within 100 columns, but for a failure's notes and the transcript, which come last.
+    assert all(len(row) <= 100 for row in (rows[0], *rows[3:])), rows
+    assert len(rows[2]) - len('"what time is it"') <= 100
+    first, failed, transcript = rows[:3]
     assert "get_current_datetime:ok" in first and first.endswith(" -")
     assert "turn_on:error,list_devi…" in failed
+    assert failed[starts["SLOWEST"] :].startswith("model     12812 ")
     assert failed[starts["NOTES"] :] == "ModelUnreachableError recovered:local_after_model_error"
+    assert transcript[starts["NOTES"] :] == '-          "what time is it"'
     assert rows[3][starts["ID"] :] == "zwave    state    ready -> degraded (connection lost)"
     assert rows[4][starts["ID"] :] == "ERROR    homeassist.audio: microphone gone"
 

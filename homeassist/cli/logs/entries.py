@@ -37,6 +37,14 @@ class RequestRow:
     #: The failure's kind (``Reply.error_kind``), never its detail.
     error: str | None
     total_ms: float
+    #: Every stage but the total, in the order measured (classify, devices_wait, tools, model, web, ...).
+    stages: tuple[tuple[str, float], ...] = ()
+    #: What was said: only recorded when the user chose to store transcripts.
+    text: str | None = None
+
+    @property
+    def slowest(self) -> tuple[str, float] | None:
+        return max(self.stages, key=lambda stage: stage[1], default=None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,8 @@ from typing import Any
 from homeassist.cli.logs.entries import LogSourceError, RequestRow
 
 _COLUMNS = "rowid, at, id, kind, path, tools, recoveries, error, total_ms"
+#: Columns a database written by an older daemon may lack (homeassist/stats.py adds them on open).
+_LATER = ("stages", "text")
 _AS_DAEMON = "it is the daemon's: run this as its user (sudo -u homeassist homeassist logs)"
 
 
@@ -27,6 +29,17 @@ class RequestLog:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._last = 0  # the rowid of the newest row read
+        self._columns = ""  # what to select: _COLUMNS and the later ones, as present
+
+    def _select(self) -> str:
+        """What to select: the later columns as NULL where the database predates them."""
+        if self._columns:
+            return self._columns
+        present = {row[1] for row in self._query("PRAGMA table_info(requests)", [])}
+        columns = ", ".join([_COLUMNS, *(c if c in present else "NULL" for c in _LATER)])
+        if present:  # the table is there: its columns do not change while it is read
+            self._columns = columns
+        return columns
 
     def recent(self, lines: int, since: datetime | None) -> list[RequestRow]:
         """The last ``lines`` requests (from ``since`` on), oldest first; [] when none were recorded."""
@@ -37,14 +50,17 @@ class RequestLog:
             conditions.append("at >= ?")
             args.append(since.timestamp())
         rows = self._query(
-            f"SELECT {_COLUMNS} FROM requests WHERE {' AND '.join(conditions)} ORDER BY rowid DESC LIMIT ?",
+            f"SELECT {self._select()} FROM requests WHERE {' AND '.join(conditions)} "
+            "ORDER BY rowid DESC LIMIT ?",
             [*args, max(lines, 0)],
         )
         return [_row(values) for values in reversed(rows)]
 
     def new(self) -> list[RequestRow]:
         """The requests recorded since the last read, oldest first."""
-        rows = self._query(f"SELECT {_COLUMNS} FROM requests WHERE rowid > ? ORDER BY rowid", [self._last])
+        rows = self._query(
+            f"SELECT {self._select()} FROM requests WHERE rowid > ? ORDER BY rowid", [self._last]
+        )
         if rows:
             self._last = rows[-1][0]
         return [_row(values) for values in rows]
@@ -89,7 +105,7 @@ def _readable(path: Path) -> bool:
 
 
 def _row(values: tuple[Any, ...]) -> RequestRow:
-    _, at, request_id, kind, path, tools, recoveries, error, total_ms = values
+    _, at, request_id, kind, path, tools, recoveries, error, total_ms, stages, text = values
     return RequestRow(
         time=datetime.fromtimestamp(float(at)),
         id=str(request_id or ""),
@@ -99,6 +115,12 @@ def _row(values: tuple[Any, ...]) -> RequestRow:
         recoveries=tuple(str(r) for r in _list(recoveries)),
         error=str(error) if error else None,
         total_ms=float(total_ms),
+        stages=tuple(
+            (str(stage[0]), float(stage[1]))
+            for stage in _list(stages)
+            if isinstance(stage, list) and len(stage) == 2 and isinstance(stage[1], int | float)
+        ),
+        text=str(text) if text is not None else None,
     )
 
 

@@ -3,13 +3,15 @@ place on every row; colours (ANSI) only when asked."""
 
 from __future__ import annotations
 
+import json
 import re
 
 from homeassist.cli.logs.entries import LEVELS, ComponentChange, Entry, OtherLine
 
 _RESET, _BOLD, _RED, _GREEN, _YELLOW = "\x1b[0m", "\x1b[1m", "\x1b[31m", "\x1b[32m", "\x1b[33m"
-#: (header, width) of the fixed columns; the notes (error, recoveries) follow.
-COLUMNS = (("TIME", 8), ("ID", 8), ("KIND", 8), ("PATH", 8), ("TOTAL ms", 8), ("TOOLS", 24))
+#: (header, width) of the fixed columns; the notes (error, recoveries) and the transcript follow.
+COLUMNS = (("TIME", 8), ("ID", 8), ("KIND", 8), ("PATH", 8), ("TOTAL ms", 8), ("SLOWEST", 15), ("TOOLS", 24))
+_NOTES_WIDTH = 10
 _TOOL = re.compile(r"([^,\s]+):(ok|error)")
 
 
@@ -45,8 +47,9 @@ def format_row(entry: Entry, color: bool) -> str:
         return " ".join(
             [*cells, _cell(entry.level, 8, code, color=color), f"{entry.logger}: {entry.message}"]
         )
+    slowest = entry.slowest
     tools = ",".join(f"{name}:{'ok' if ok else 'error'}" for name, ok in entry.tools) or "-"
-    tools_cell = _cell(tools, COLUMNS[5][1])
+    tools_cell = _cell(tools, COLUMNS[6][1])
     if color:
         tools_cell = _TOOL.sub(lambda m: _paint(m[0], _GREEN if m[2] == "ok" else _RED, True), tools_cell)
     recovered = f"recovered:{','.join(entry.recoveries)}" if entry.recoveries else ""
@@ -58,6 +61,14 @@ def format_row(entry: Entry, color: bool) -> str:
         _cell(entry.kind, 8),
         _cell(entry.path, 8, _YELLOW if entry.path == "fallback" else "", color=color),
         _cell(f"{entry.total_ms:.1f}", 8, right=True),
+        f"{_cell(slowest[0], 8)} {_ms(slowest[1]):>6}" if slowest else _cell("-", 15),
         tools_cell,
     ]
-    return " ".join([*cells, notes or "-"])
+    if entry.text is None:
+        return " ".join([*cells, notes or "-"])
+    visible = len(re.sub(r"\x1b\[\d+m", "", notes or "-"))
+    return " ".join([*cells, (notes or "-") + " " * (_NOTES_WIDTH - visible), json.dumps(entry.text)])
+
+
+def _ms(value: float) -> str:
+    return f"{value:.1f}" if value < 1000 else f"{value:.0f}"
