@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
@@ -132,6 +133,14 @@ def config_warnings(settings: Settings) -> list[str]:
             f"[api] host = {host!r} serves the control API beyond this machine: anyone on the network "
             "can read /health and /metrics and try tokens on /ask; use '127.0.0.1' unless a trusted "
             "network needs it (and firewall the port)"
+        )
+    wyoming = settings.wyoming
+    where = urlsplit(wyoming.uri).hostname or ""
+    if wyoming.enabled and wyoming.allow_actions and listens_beyond_loopback(where):
+        warnings.append(
+            f"[wyoming] allow_actions = true with uri = {wyoming.uri!r}: anyone on the network can switch "
+            "devices and set timers through the Wyoming services (there is no authentication); keep "
+            "allow_actions = false, or listen on 127.0.0.1 unless a trusted network needs it"
         )
     return warnings
 

@@ -44,3 +44,30 @@ async def test_the_daemon_log_says_it_when_the_api_listens_everywhere(
     await asyncio.wait_for(api.stop(), 10)
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert any("'0.0.0.0'" in w and "other machines" in w for w in warnings)
+
+
+@pytest.mark.parametrize(
+    ("uri", "enabled", "allow_actions", "warned"),
+    [
+        ("tcp://0.0.0.0:10400", "true", "true", True),
+        ("tcp://192.168.1.5:10400", "true", "true", True),
+        ("tcp://homeassist.lan:10400", "true", "true", True),
+        ("tcp://127.0.0.1:10400", "true", "true", False),
+        ("tcp://0.0.0.0:10400", "true", "false", False),  # conversations may only ask
+        ("tcp://0.0.0.0:10400", "false", "true", False),  # not served at all
+    ],
+)
+def test_wyoming_actions_beyond_loopback_are_warned_about(
+    uri: str, enabled: str, allow_actions: str, warned: bool
+) -> None:
+    env = {
+        "HOMEASSIST_WYOMING__URI": uri,
+        "HOMEASSIST_WYOMING__ENABLED": enabled,
+        "HOMEASSIST_WYOMING__ALLOW_ACTIONS": allow_actions,
+    }
+    warnings = config_warnings(load_settings(env=env).settings)
+    if warned:
+        (warning,) = warnings
+        assert "[wyoming] allow_actions = true" in warning and uri in warning
+    else:
+        assert warnings == []
