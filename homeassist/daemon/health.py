@@ -1,15 +1,34 @@
-"""What the daemon says about its parts: the one status line for systemd, and what a request's outcome
-tells about the parts it used (a failed model degrades ``model``, any failed web search degrades
-``web``; a later success makes each ready again). A component's reason is shown by ``/health``: it
-never holds a URL's query or what was said or searched for.
+"""What the daemon says about its parts: ``/health``, the one status line for systemd, and what a
+request's outcome tells about the parts it used (a failed model degrades ``model``, any failed web
+search degrades ``web``; a later success makes each ready again). A component's reason is shown by
+``/health``: it never holds a URL's query or what was said or searched for.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from homeassist import __version__
 from homeassist.daemon.supervisor import Supervisor
 from homeassist.errors import ModelError, WebSearchError, kinds_of
 from homeassist.messages import Reply
 from homeassist.web.fallback import search_query, without_query
+
+
+def health(
+    phase: str, supervisor: Supervisor, *, uptime_s: float, muted: bool, queue: int
+) -> tuple[bool, dict[str, Any]]:
+    """``/health``: whether the daemon is serving, and its state, version, uptime, whether listening is
+    muted, the requests queued and each component's state."""
+    serving = phase == "serving"
+    return serving, {
+        "status": supervisor.status() if serving else phase,
+        "version": __version__,
+        "uptime_s": round(uptime_s, 1),
+        "muted": muted,
+        "queue": queue,
+        "components": supervisor.to_dict(),
+    }
 
 
 def status_line(phase: str, supervisor: Supervisor) -> str:

@@ -3,14 +3,15 @@
 Components (each with a state and a heartbeat, see ``supervisor``), in start order: ``requests`` (the
 one worker answering the queue), ``zwave`` (the connection, or the simulated home), ``model`` (warm-up,
 then a reachability probe), ``web`` (the browser starts on the first search), ``api`` (the control
-API), ``voice`` (microphone, wake word, speech) and ``console`` (typed requests on stdin). Requests from
-the console, the API and the microphone go through one bounded queue, answered one at a time in the
-order they came. The end of stdin (``/dev/null`` under systemd) stops the console, not the daemon.
+API), ``voice`` (microphone, wake word, speech), ``wyoming`` (the Wyoming services, with ``[wyoming]
+enabled``) and ``console`` (typed requests on stdin). Requests from the console, the API, the microphone
+and Wyoming clients go through one bounded queue, answered one at a time in the order they came. The
+end of stdin (``/dev/null`` under systemd) stops the console, not the daemon.
 
-Signals: SIGTERM or SIGINT stops taking input, lets the request in flight finish within
-``[assistant] shutdown_timeout_s`` (then abandons it), stops the components in reverse order with named
-timeouts and exits 0. SIGHUP re-reads the configuration (``reload``: what applies at once, what needs a
-restart).
+Signals: SIGTERM or SIGINT stops taking input (the console and Wyoming), lets the request in flight
+finish within ``[assistant] shutdown_timeout_s`` (then abandons it), stops the components in reverse
+order with named timeouts and exits 0. SIGHUP re-reads the configuration (``reload``: what applies at
+once, what needs a restart).
 
 This module wires the parts together; each concern lives beside it: ``monitors`` and ``voice`` (the
 components' loops), ``health`` (the status line, what a request's outcome says about the parts),
@@ -40,7 +41,7 @@ from homeassist.config.loader import LoadedConfig, private_file, private_state, 
 from homeassist.config.settings import Settings
 from homeassist.daemon import reload as settings_reload
 from homeassist.daemon.console import run_console
-from homeassist.daemon.health import learn_from, status_line
+from homeassist.daemon.health import health, learn_from, status_line
 from homeassist.daemon.jobs import run_device_action, zwave_up_or_retry
 from homeassist.daemon.monitors import beat_forever, watch_model, watch_zwave
 from homeassist.daemon.notify import Notifier, watchdog
@@ -48,6 +49,7 @@ from homeassist.daemon.requests import RequestQueue
 from homeassist.daemon.runtime import Runtime, build_runtime
 from homeassist.daemon.supervisor import Component, Supervisor
 from homeassist.daemon.voice import hook_up, watch
+from homeassist.daemon.wyoming import serve_wyoming
 from homeassist.errors import QueueFullError
 from homeassist.llm.base import SentenceSink
 from homeassist.messages import Intent, Reply
@@ -66,6 +68,7 @@ _LOGGER = logging.getLogger(__name__)
 STOP_TIMEOUTS_S = {
     "scheduler": 3.0,
     "console": 1.0,
+    "wyoming": 8.0,
     "voice": 5.0,
     "requests": 2.0,
     "api": 3.0,
@@ -153,7 +156,7 @@ class Daemon:
         run = self.supervisor.run
         run("requests", self.queue.run)
         run("zwave", self._zwave)
-        run("model", self._model)
+        run("model", lambda c: watch_model(self.runtime.model, self.settings.ollama.base_url, c))
         run("scheduler", self._scheduler)
         web = self.supervisor.component("web", watched=False)  # no loop: the browser starts on demand
         if self.runtime.web is not None:
@@ -163,6 +166,8 @@ class Daemon:
         if settings.api.enabled:
             run("api", self._api)
         run("voice", self._voice)
+        if settings.wyoming.enabled:
+            run("wyoming", self._wyoming)
         if self.stdin is not None:
             run("console", self._console)
         self.phase = "serving"
@@ -187,8 +192,9 @@ class Daemon:
             self._watchdog.cancel()
         started = time.monotonic()
         self.queue.close()
-        # No more input: the console and the microphone stop, the API answers 503.
+        # No more input: the console, Wyoming and the microphone stop, the API answers 503.
         await self._stop_component("console")
+        await self._stop_component("wyoming")
         if self.voice is not None:
             self.voice.paused = True
         await self.queue.finish(self.settings.assistant.shutdown_timeout_s)
@@ -243,9 +249,6 @@ class Daemon:
 
     async def _zwave(self, component: Component) -> None:
         await watch_zwave(self.runtime.zwave, component)
-
-    async def _model(self, component: Component) -> None:
-        await watch_model(self.runtime.model, self.settings.ollama.base_url, component)
 
     async def _scheduler(self, component: Component) -> None:
         await self.scheduler.start()
@@ -316,6 +319,9 @@ class Daemon:
     def _forget_voice(self) -> None:
         self.voice = None
 
+    async def _wyoming(self, component: Component) -> None:
+        await serve_wyoming(component, self.settings, self.queue, self.runtime.zwave.home, lambda: self.voice)
+
     async def _console(self, component: Component) -> None:
         assert self.stdin is not None
         component.set("ready")
@@ -335,16 +341,8 @@ class Daemon:
             self.notifier.status(self.status_line())
 
     def health(self) -> tuple[bool, dict[str, Any]]:
-        serving = self.phase == "serving"
-        status = self.supervisor.status() if serving else self.phase
-        return serving, {
-            "status": status,
-            "version": __version__,
-            "uptime_s": round(time.monotonic() - self.started_at, 1),
-            "muted": self.muted,
-            "queue": self.queue.depth,
-            "components": self.supervisor.to_dict(),
-        }
+        up_s, queue = time.monotonic() - self.started_at, self.queue.depth
+        return health(self.phase, self.supervisor, uptime_s=up_s, muted=self.muted, queue=queue)
 
     async def set_muted(self, muted: bool) -> dict[str, Any]:
         self.muted = muted
