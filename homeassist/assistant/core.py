@@ -33,7 +33,7 @@ import uuid
 from typing import Any, Protocol
 
 from homeassist.assistant.local import local_reply
-from homeassist.assistant.summary import log_summary as log_summary  # also imported from here
+from homeassist.assistant.summary import log_summary
 from homeassist.errors import HomeassistError, ModelError, ZWaveUnavailableError
 from homeassist.intent.classifier import FollowUp, IntentClassifier
 from homeassist.intent.home import HomeSnapshot

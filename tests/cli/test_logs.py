@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 import pytest
 
-from homeassist.assistant.core import log_summary
+from homeassist.assistant.summary import log_summary
 from homeassist.cli.logs import run_logs
 from homeassist.cli.logs.entries import (
     ComponentChange,
