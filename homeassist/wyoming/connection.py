@@ -194,7 +194,7 @@ class Connection(AsyncEventHandler):
         self._audio_in = self._audio_in or (chunk.rate, chunk.width, chunk.channels)
         chunk = self._to_16_bit.convert(chunk)
         if chunk.channels != CHANNELS:
-            chunk = _mono(chunk)
+            chunk = to_mono(chunk)
         self._audio += self._to_16_khz.convert(chunk).audio
         if len(self._audio) > MAX_AUDIO_S * RATE * WIDTH:
             self._too_long = True
@@ -338,7 +338,7 @@ class Connection(AsyncEventHandler):
             )
 
 
-def _mono(chunk: AudioChunk) -> AudioChunk:
+def to_mono(chunk: AudioChunk) -> AudioChunk:
     """16-bit audio of several channels as their mean. Not ``AudioChunkConverter(channels=1)``: it adds
     the channels up, so stereo at half scale came out clipped at full scale."""
     import numpy as np

@@ -1,0 +1,326 @@
+"""One Wyoming satellite (``wyoming-satellite`` in a room): its microphone in, replies out.
+
+The protocol, as ``wyoming-satellite`` 1.0.0 speaks it (the satellite is the server; we connect):
+
+- ``describe`` -> ``info`` with ``satellite`` (its ``--name`` and ``--area``). Answered to any client
+  at any time: it is also our liveness probe, since 1.0.0 answers no ``ping``;
+- ``run-satellite`` makes this connection the satellite's server (a second client is turned away
+  while one holds it). The satellite answers ``run-pipeline``: ``start_stage`` ``wake`` when it
+  streams all the time (our wake word), ``asr`` after its own wake word (``--wake-uri``; the
+  ``detection`` itself goes only to its event service), ``end_stage`` ``tts`` when it has a speaker.
+  Then ``audio-chunk``s (its ``--mic-command-*`` format, 1024 samples each by default, no
+  ``audio-start``); with its own wake word it streams until it gets a ``transcript``;
+- a reply is ``audio-start``, ``audio-chunk``..., ``audio-stop``, converted there to its
+  ``--snd-command-*`` format. ``played`` (newer satellites) says it has been heard; 1.0.0 sends none,
+  so :meth:`SatelliteLink.play` waits for ``played`` or the audio's duration plus ``played_margin_s``.
+
+:meth:`SatelliteLink.start` runs one task that connects, reads and reconnects with capped exponential
+backoff (``backoff_s`` doubling up to ``backoff_max_s``, reset by a connection). Audio is converted to
+16 kHz mono 16-bit (channels by their mean) and handed out by :meth:`frames` as 80 ms
+:class:`AudioFrame`\\ s; a consumer that falls ``MAX_QUEUED_FRAMES`` behind loses the oldest, counted
+in ``overflows``. :meth:`close` cancels the task (bounded) and ends :meth:`frames`. This module imports
+the audio package (numpy), no daemon or assistant code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import logging
+import time
+import wave
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass
+from urllib.parse import urlparse
+
+import numpy as np
+from wyoming.audio import AudioChunk, AudioChunkConverter, wav_to_chunks
+from wyoming.client import AsyncTcpClient
+from wyoming.event import Event, Eventable
+from wyoming.info import Describe, Info
+from wyoming.pipeline import RunPipeline
+from wyoming.satellite import RunSatellite
+from wyoming.snd import Played
+
+from homeassist.audio.capture import FRAME_SAMPLES, AudioFrame
+from homeassist.wyoming.collaborators import WyomingError
+from homeassist.wyoming.connection import CHANNELS, RATE, SAMPLES_PER_CHUNK, WIDTH, to_mono
+
+_LOGGER = logging.getLogger(__name__)
+
+FRAME_BYTES = FRAME_SAMPLES * WIDTH
+#: Frames kept for a consumer that falls behind (8 s); past it the oldest are dropped and counted.
+MAX_QUEUED_FRAMES = 100
+#: How long :meth:`SatelliteLink.close` waits for its task to end after cancelling it.
+CLOSE_S = 5.0
+
+
+class SatelliteError(WyomingError):
+    """A satellite cannot be reached or stopped listening; the message says which and why."""
+
+    spoken = "I can't reach that satellite."
+
+
+@dataclass(frozen=True)
+class SatelliteStatus:
+    """What ``/health`` shows for one satellite."""
+
+    name: str
+    uri: str
+    room: str
+    connected: bool
+    #: The area the satellite reports (its ``--area``), once it has answered ``describe``.
+    area: str | None
+    #: Connections made after the first one.
+    reconnects: int
+    last_error: str | None
+    #: ``time.monotonic()`` of the last connect or disconnect.
+    since: float
+    #: The satellite's last ``run-pipeline``: ``wake`` (streams all the time) or ``asr`` (its own
+    #: wake word fired), None before one.
+    start_stage: str | None
+
+
+class SatelliteLink:
+    """The connection to one satellite at ``uri`` (``tcp://host:port``), kept up until :meth:`close`."""
+
+    def __init__(
+        self,
+        uri: str,
+        name: str,
+        room: str = "",
+        *,
+        connect_timeout_s: float = 5.0,
+        probe_s: float = 15.0,
+        write_timeout_s: float = 10.0,
+        backoff_s: float = 0.5,
+        backoff_max_s: float = 30.0,
+        played_margin_s: float = 2.0,
+    ) -> None:
+        parsed = urlparse(uri)
+        if parsed.scheme != "tcp" or not parsed.hostname or not parsed.port:
+            raise SatelliteError(f"satellite {name!r}: {uri!r} is not tcp://host:port")
+        self.uri, self.name, self.room = uri, name, room
+        self._host, self._port = parsed.hostname, parsed.port
+        self._connect_timeout_s, self._probe_s = connect_timeout_s, probe_s
+        self._write_timeout_s, self._played_margin_s = write_timeout_s, played_margin_s
+        self._backoff_s, self._backoff_max_s = backoff_s, backoff_max_s
+        self._client: AsyncTcpClient | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._frames: asyncio.Queue[AudioFrame | None] = asyncio.Queue()
+        self._pending = bytearray()
+        self._to_16_bit, self._to_16_khz = AudioChunkConverter(width=WIDTH), AudioChunkConverter(rate=RATE)
+        self._write_lock, self._play_lock = asyncio.Lock(), asyncio.Lock()
+        self._played = asyncio.Event()
+        self._changed = asyncio.Event()
+        self._connected = False
+        self._area: str | None = None
+        self._stage: str | None = None
+        self._last_error: str | None = None
+        self._connections, self._overflows, self._since = 0, 0, time.monotonic()
+
+    # --- state ---------------------------------------------------------------------------------------
+
+    @property
+    def connected(self) -> bool:
+        return self._connected
+
+    @property
+    def overflows(self) -> int:
+        return self._overflows
+
+    def status(self) -> SatelliteStatus:
+        return SatelliteStatus(
+            name=self.name,
+            uri=self.uri,
+            room=self.room,
+            connected=self._connected,
+            area=self._area,
+            reconnects=max(0, self._connections - 1),
+            last_error=self._last_error,
+            since=self._since,
+            start_stage=self._stage,
+        )
+
+    async def changed(self) -> None:
+        """Return at the next connect or disconnect."""
+        await self._changed.wait()
+
+    def _set_connected(self, connected: bool, error: str | None = None) -> None:
+        self._connected, self._since = connected, time.monotonic()
+        if error is not None:
+            self._last_error = error
+        self._changed.set()
+        self._changed.clear()
+
+    # --- lifetime ------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start connecting (in a task this link keeps); idempotent."""
+        if self._task is None:
+            self._task = asyncio.create_task(self._run(), name=f"satellite {self.name}")
+
+    async def close(self) -> None:
+        """Disconnect and stop reconnecting; :meth:`frames` ends. Waits at most ``CLOSE_S``."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+                async with asyncio.timeout(CLOSE_S):
+                    await task
+        if self._connected:
+            self._set_connected(False)
+        self._frames.put_nowait(None)
+
+    async def frames(self) -> AsyncGenerator[AudioFrame, None]:
+        """The satellite's audio as 80 ms frames of 16 kHz mono int16, across reconnects, until closed."""
+        while (frame := await self._frames.get()) is not None:
+            yield frame
+
+    async def _run(self) -> None:
+        delay = self._backoff_s
+        while True:
+            try:
+                await self._connect()
+            except (OSError, TimeoutError, SatelliteError) as err:
+                why = f"cannot connect to {self.uri}: {_describe(err)}"
+                log = _LOGGER.warning if self._last_error != why else _LOGGER.debug
+                log("Satellite %s: %s; trying again in %g s", self.name, why, delay)
+                self._last_error = why
+            else:
+                delay = self._backoff_s
+                try:
+                    why = await self._read()
+                except (OSError, asyncio.IncompleteReadError, SatelliteError) as err:
+                    why = f"connection lost: {_describe(err)}"
+                except Exception as err:  # the satellite sent what cannot be used: log it, reconnect
+                    why = f"unexpected {type(err).__name__}: {err}"
+                    _LOGGER.exception("Satellite %s failed", self.name)
+                finally:
+                    await self._disconnect()
+                _LOGGER.warning("Satellite %s disconnected (%s); reconnecting", self.name, why)
+                self._set_connected(False, why)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, self._backoff_max_s)
+
+    async def _connect(self) -> None:
+        client = AsyncTcpClient(self._host, self._port, connect_timeout=self._connect_timeout_s)
+        await client.connect()
+        self._client = client
+        # New converters: the resampler keeps state from one chunk to the next within a stream.
+        self._to_16_bit, self._to_16_khz = AudioChunkConverter(width=WIDTH), AudioChunkConverter(rate=RATE)
+        self._pending.clear()
+        try:
+            await self.send(Describe())
+            await self.send(RunSatellite())
+        except BaseException:
+            await self._disconnect()
+            raise
+        self._connections += 1
+        self._set_connected(True)
+        _LOGGER.info("Satellite %s connected at %s", self.name, self.uri)
+
+    async def _disconnect(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            with contextlib.suppress(OSError):
+                await client.disconnect()
+
+    async def _read(self) -> str:
+        """Events until the satellite goes away; returns why it went."""
+        assert self._client is not None
+        probing = False
+        while True:
+            try:
+                async with asyncio.timeout(self._probe_s):
+                    event = await self._client.read_event()
+            except TimeoutError:
+                if probing:
+                    return f"no answer to describe within {self._probe_s:g} s"
+                # A satellite waiting for its own wake word sends nothing: ask it something.
+                _LOGGER.debug("Satellite %s silent for %g s; sent describe", self.name, self._probe_s)
+                probing = True
+                await self.send(Describe())
+                continue
+            if event is None:
+                return "the satellite closed the connection"
+            probing = False
+            self._on_event(event)
+
+    def _on_event(self, event: Event) -> None:
+        if AudioChunk.is_type(event.type):
+            self._add_audio(AudioChunk.from_event(event))
+        elif Played.is_type(event.type):
+            self._played.set()
+        elif RunPipeline.is_type(event.type):
+            pipeline = RunPipeline.from_event(event)
+            self._stage = pipeline.start_stage.value
+            _LOGGER.debug(
+                "Satellite %s runs a pipeline from %s to %s",
+                self.name,
+                pipeline.start_stage.value,
+                pipeline.end_stage.value,
+            )
+        elif Info.is_type(event.type):
+            satellite = Info.from_event(event).satellite
+            if satellite is not None:
+                self._area = satellite.area or None
+        else:
+            _LOGGER.debug("Satellite %s: ignored a %r event", self.name, event.type)
+
+    def _add_audio(self, chunk: AudioChunk) -> None:
+        chunk = self._to_16_bit.convert(chunk)
+        if chunk.channels != CHANNELS:
+            chunk = to_mono(chunk)
+        self._pending += self._to_16_khz.convert(chunk).audio
+        now = time.monotonic()
+        while len(self._pending) >= FRAME_BYTES:
+            samples = np.frombuffer(bytes(self._pending[:FRAME_BYTES]), dtype="<i2").astype(np.int16)
+            del self._pending[:FRAME_BYTES]
+            if self._frames.qsize() >= MAX_QUEUED_FRAMES:
+                self._frames.get_nowait()
+                self._overflows += 1
+            self._frames.put_nowait(AudioFrame(samples=samples, at=now))
+
+    # --- out -----------------------------------------------------------------------------------------
+
+    async def send(self, event: Eventable) -> None:
+        """One event to the satellite (``transcript``, ``synthesize``, ...), bounded by ``write_timeout_s``.
+
+        Raises :class:`SatelliteError` when it is not connected or stops reading.
+        """
+        client = self._client
+        if client is None:
+            raise SatelliteError(f"satellite {self.name!r} is not connected")
+        try:
+            async with self._write_lock, asyncio.timeout(self._write_timeout_s):
+                await client.write_event(event.event())
+        except (OSError, TimeoutError) as err:
+            raise SatelliteError(f"satellite {self.name!r}: sending failed: {_describe(err)}") from err
+
+    async def play(self, wav: bytes) -> bool:
+        """Play a WAV on the satellite's speaker: ``audio-start``, chunks, ``audio-stop``, one reply at a
+        time. Returns True at ``played``, False when the audio's duration plus ``played_margin_s`` has
+        passed without one (satellites before 1.1 send none). Raises :class:`SatelliteError` when it is
+        not connected, the WAV cannot be read, or sending fails."""
+        try:
+            with wave.open(io.BytesIO(wav)) as reader:
+                chunks = list(wav_to_chunks(reader, SAMPLES_PER_CHUNK, start_event=True, stop_event=True))
+        except (wave.Error, EOFError) as err:
+            raise SatelliteError(f"satellite {self.name!r}: the reply is not a WAV ({err})") from err
+        seconds = sum(c.seconds for c in chunks if isinstance(c, AudioChunk))
+        async with self._play_lock:
+            self._played.clear()
+            for chunk in chunks:
+                await self.send(chunk)
+            try:
+                async with asyncio.timeout(seconds + self._played_margin_s):
+                    await self._played.wait()
+            except TimeoutError:
+                return False
+            return True
+
+
+def _describe(err: BaseException) -> str:
+    return str(err) or type(err).__name__
