@@ -4,8 +4,10 @@ The protocol, as ``wyoming-satellite`` 1.0.0 speaks it (the satellite is the ser
 
 - ``describe`` -> ``info`` with ``satellite`` (its ``--name`` and ``--area``). Answered to any client
   at any time: it is also our liveness probe, since 1.0.0 answers no ``ping``;
-- ``run-satellite`` makes this connection the satellite's server (a second client is turned away
-  while one holds it). The satellite answers ``run-pipeline``: ``start_stage`` ``wake`` when it
+- ``run-satellite`` makes this connection the satellite's server. While another holds it, a second
+  client's ``run-satellite`` is dropped and its connection left open and unread: the probe ends it, and
+  the backoff grows, since only a connection that streamed or answered a probe resets it.
+  The satellite answers ``run-pipeline``: ``start_stage`` ``wake`` when it
   streams all the time (our wake word), ``asr`` after its own wake word (``--wake-uri``; the
   ``detection`` itself goes only to its event service), ``end_stage`` ``tts`` when it has a speaker.
   Then ``audio-chunk``s (its ``--mic-command-*`` format, 1024 samples each by default, no
@@ -15,7 +17,8 @@ The protocol, as ``wyoming-satellite`` 1.0.0 speaks it (the satellite is the ser
   so :meth:`SatelliteLink.play` waits for ``played`` or the audio's duration plus ``played_margin_s``.
 
 :meth:`SatelliteLink.start` runs one task that connects, reads and reconnects with capped exponential
-backoff (``backoff_s`` doubling up to ``backoff_max_s``, reset by a connection). Audio is converted to
+backoff (``backoff_s`` doubling up to ``backoff_max_s``, reset by a connection that served us). Audio is
+converted to
 16 kHz mono 16-bit (channels by their mean) and handed out by :meth:`frames` as 80 ms
 :class:`AudioFrame`\\ s; a consumer that falls ``MAX_QUEUED_FRAMES`` behind loses the oldest, counted
 in ``overflows``. :meth:`close` cancels the task (bounded) and ends :meth:`frames`. This module imports
@@ -54,6 +57,7 @@ FRAME_BYTES = FRAME_SAMPLES * WIDTH
 MAX_QUEUED_FRAMES = 100
 #: How long :meth:`SatelliteLink.close` waits for its task to end after cancelling it.
 CLOSE_S = 5.0
+CLOSED = "the satellite closed the connection"
 
 
 class SatelliteError(WyomingError):
@@ -119,6 +123,9 @@ class SatelliteLink:
         self._stage: str | None = None
         self._last_error: str | None = None
         self._connections, self._overflows, self._since = 0, 0, time.monotonic()
+        #: Whether the current connection got run-pipeline, audio or an answer to a probe: the satellite
+        #: took us as its server (a satellite serving another answers only the first describe).
+        self._accepted = False
 
     # --- state ---------------------------------------------------------------------------------------
 
@@ -189,7 +196,7 @@ class SatelliteLink:
                 log("Satellite %s: %s; trying again in %g s", self.name, why, delay)
                 self._last_error = why
             else:
-                delay = self._backoff_s
+                self._accepted = False
                 try:
                     why = await self._read()
                 except (OSError, asyncio.IncompleteReadError, SatelliteError) as err:
@@ -199,7 +206,12 @@ class SatelliteLink:
                     _LOGGER.exception("Satellite %s failed", self.name)
                 finally:
                     await self._disconnect()
-                _LOGGER.warning("Satellite %s disconnected (%s); reconnecting", self.name, why)
+                if self._accepted:
+                    delay = self._backoff_s  # it served us: the next outage starts the backoff again
+                else:  # 1.0.0 stops reading a second server's connection (it stays open): the probe ends it
+                    why += "; nothing streamed: does another server, such as Home Assistant, use it?"
+                log = _LOGGER.warning if self._last_error != why else _LOGGER.debug
+                log("Satellite %s disconnected (%s); reconnecting in %g s", self.name, why, delay)
                 self._set_connected(False, why)
             await asyncio.sleep(delay)
             delay = min(delay * 2, self._backoff_max_s)
@@ -224,8 +236,10 @@ class SatelliteLink:
     async def _disconnect(self) -> None:
         client, self._client = self._client, None
         if client is not None:
-            with contextlib.suppress(OSError):
-                await client.disconnect()
+            # Bounded: closing waits for unsent data, which a frozen satellite never takes.
+            with contextlib.suppress(OSError, TimeoutError):
+                async with asyncio.timeout(CLOSE_S):
+                    await client.disconnect()
 
     async def _read(self) -> str:
         """Events until the satellite goes away; returns why it went."""
@@ -244,11 +258,15 @@ class SatelliteLink:
                 await self.send(Describe())
                 continue
             if event is None:
-                return "the satellite closed the connection"
+                return CLOSED
+            # An answer to a probe sent after run-satellite: it reads what we send, so it serves us.
+            self._accepted |= probing
             probing = False
             self._on_event(event)
 
     def _on_event(self, event: Event) -> None:
+        if AudioChunk.is_type(event.type) or RunPipeline.is_type(event.type):
+            self._accepted = True  # run-satellite made us its server (it answers others only describe)
         if AudioChunk.is_type(event.type):
             self._add_audio(AudioChunk.from_event(event))
         elif Played.is_type(event.type):

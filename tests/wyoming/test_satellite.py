@@ -303,3 +303,22 @@ async def test_a_satellite_that_stops_answering_is_dropped_and_reconnected(
     finally:
         await link.close()
     assert not link.connected
+
+
+async def test_a_satellite_serving_another_server_turns_a_second_link_away(
+    satellite: RealSatellite, link: SatelliteLink
+) -> None:
+    # 1.0.0 answers the second link's describe, then stops reading its connection, leaving it open: the
+    # probe finds it out.
+    second = SatelliteLink(satellite.uri, "kitchen again", probe_s=0.3, backoff_s=0.1, backoff_max_s=0.5)
+    second.start()
+    try:
+        await wait_until_async(
+            lambda: "another server" in (second.status().last_error or ""),
+            BOUND_S,
+            lambda: f"not turned away: {second.status()}",
+        )
+    finally:
+        await second.close()
+    # The first keeps its audio.
+    assert await collect(link, 2 * 16_000) and link.status().reconnects == 0
