@@ -6,10 +6,10 @@ The protocol, as ``wyoming-satellite`` 1.0.0 speaks it (the satellite is the ser
   at any time: it is also our liveness probe, since 1.0.0 answers no ``ping``;
 - ``run-satellite`` makes this connection the satellite's server. While another holds it, a second
   client's ``run-satellite`` is dropped and its connection left open and unread: the probe ends it, and
-  the backoff grows, since only a connection that streamed or answered a probe resets it.
-  The satellite answers ``run-pipeline``: ``start_stage`` ``wake`` when it
-  streams all the time (our wake word), ``asr`` after its own wake word (``--wake-uri``; the
-  ``detection`` itself goes only to its event service), ``end_stage`` ``tts`` when it has a speaker.
+  the backoff grows, since only a connection that streamed or answered a probe resets it. The
+  satellite answers ``run-pipeline``: ``start_stage`` ``wake`` when it streams all the time (our wake
+  word), ``asr`` after its own wake word (``--wake-uri``; the ``detection`` itself goes only to its
+  event service), ``end_stage`` ``tts`` when it has a speaker.
   Then ``audio-chunk``s (its ``--mic-command-*`` format, 1024 samples each by default, no
   ``audio-start``); with its own wake word it streams until it gets a ``transcript``;
 - a reply is ``audio-start``, ``audio-chunk``..., ``audio-stop``, converted there to its
@@ -17,9 +17,8 @@ The protocol, as ``wyoming-satellite`` 1.0.0 speaks it (the satellite is the ser
   so :meth:`SatelliteLink.play` waits for ``played`` or the audio's duration plus ``played_margin_s``.
 
 :meth:`SatelliteLink.start` runs one task that connects, reads and reconnects with capped exponential
-backoff (``backoff_s`` doubling up to ``backoff_max_s``, reset by a connection that served us). Audio is
-converted to
-16 kHz mono 16-bit (channels by their mean) and handed out by :meth:`frames` as 80 ms
+backoff (``backoff_s`` doubling up to ``backoff_max_s``, reset by a connection that served us). Audio
+is converted to 16 kHz mono 16-bit (channels by their mean) and handed out by :meth:`frames` as 80 ms
 :class:`AudioFrame`\\ s; a consumer that falls ``MAX_QUEUED_FRAMES`` behind loses the oldest, counted
 in ``overflows``. :meth:`close` cancels the task (bounded) and ends :meth:`frames`. This module imports
 the audio package (numpy), no daemon or assistant code.
