@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -289,3 +290,26 @@ def sim_url(sim_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     sim = SimProcess(sim_home, tmp_path_factory.mktemp("sim-log") / "sim.log")
     yield sim.start()
     sim.stop()
+
+
+@dataclass
+class FakeSpeaker:
+    """A speaker that records what it is asked to say, beep and stop (no sound)."""
+
+    device: str | None = "default"
+    wav_dir: Path | None = None
+    said: list[str] = field(default_factory=list)
+    beeps: int = 0
+    stops: int = 0
+
+    async def say(self, sentence: str) -> None:
+        self.said.append(sentence)
+
+    async def beep(self) -> None:
+        self.beeps += 1
+
+    async def wait_idle(self, timeout_s: float | None = None) -> bool:
+        return True
+
+    async def stop(self) -> None:
+        self.stops += 1

@@ -171,12 +171,9 @@ class BackgroundTranscriber:
         """The biasing text for the home now, rebuilt only when the home changed."""
         return self._home_now()[1]
 
-    def known_words(self) -> frozenset[str]:
-        """The words a hypothesis may use without losing score (``lexicon``): the home's names and rooms,
-        the wake phrases and the words of requests."""
-        return self._home_now()[2]
-
     def _home_now(self) -> tuple[str, str, frozenset[str]]:
+        """(home key, biasing text, the words a hypothesis may use without losing score: the home's
+        names and rooms, the wake phrases and the words of requests), rebuilt when the home changed."""
         try:
             home = self.home() if self.home is not None else None
         except Exception:  # a home that cannot be read now must not cost the utterance
@@ -243,10 +240,10 @@ class BackgroundTranscriber:
     def _transcribe(self, audio: npt.NDArray[np.int16], source: str) -> Transcript:
         start = time.perf_counter()
         samples = audio.astype(np.float32) / 32768.0
-        bias = self.bias()
+        _, bias, known = self._home_now()  # the home read once per utterance
         features = self._model.feature_extractor(samples)
         if features.shape[-1] <= WHISPER_FRAMES:
-            segments: Iterable[Any] = [self._decode_window(features, bias, len(samples) / SAMPLE_RATE)]
+            segments: Iterable[Any] = [self._decode_window(features, bias, known, len(samples) / SAMPLE_RATE)]
         else:
             segments, _info = self._model.transcribe(
                 samples,
@@ -289,7 +286,9 @@ class BackgroundTranscriber:
             },
         )
 
-    def _decode_window(self, features: npt.NDArray[np.float32], bias: str, duration_s: float) -> Decoded:
+    def _decode_window(
+        self, features: npt.NDArray[np.float32], bias: str, known: frozenset[str], duration_s: float
+    ) -> Decoded:
         """One pass of whisper (a beam of ``[stt] beam_size``) over ``features`` padded to ``[stt]
         window_s`` (see the module docstring): what faster-whisper's ``generate_with_fallback`` does at
         temperature 0 without timestamps, on a window that fits the utterance."""
@@ -331,7 +330,7 @@ class BackgroundTranscriber:
             Hypothesis(tokenizer.decode(tokens), score * len(tokens) / (len(tokens) + 1), len(tokens) + 1)
             for tokens, score in zip(result.sequences_ids, result.scores, strict=True)
         ]
-        kept = choose(hypotheses, self.known_words(), self.lexicon_weight)
+        kept = choose(hypotheses, known, self.lexicon_weight)
         best = hypotheses[kept]
         if kept:
             _LOGGER.debug("Chose %r over whisper's first %r", best.text, hypotheses[0].text)

@@ -5,33 +5,11 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from homeassist.config.loader import load_settings
 from homeassist.daemon.main import Daemon
-from tests.conftest import wait_until_async
-
-
-@dataclass
-class FakeSpeaker:
-    device: str | None = "default"
-    wav_dir: Path | None = None
-    said: list[str] = field(default_factory=list)
-    beeps: int = 0
-    stops: int = 0
-
-    async def say(self, sentence: str) -> None:
-        self.said.append(sentence)
-
-    async def beep(self) -> None:
-        self.beeps += 1
-
-    async def wait_idle(self, timeout_s: float | None = None) -> bool:
-        return True
-
-    async def stop(self) -> None:
-        self.stops += 1
+from tests.conftest import FakeSpeaker, wait_until_async
 
 
 @dataclass

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -15,25 +14,7 @@ import pytest
 from homeassist.scheduler import announcer
 from homeassist.scheduler.announcer import Announcer, job_label
 from homeassist.scheduler.store import Job, StoreLoss
-
-
-@dataclass
-class Speaker:
-    said: list[str] = field(default_factory=list)
-    beeps: int = 0
-    stops: int = 0
-
-    async def say(self, sentence: str) -> None:
-        self.said.append(sentence)
-
-    async def beep(self) -> None:
-        self.beeps += 1
-
-    async def wait_idle(self, timeout_s: float | None = None) -> bool:
-        return True
-
-    async def stop(self) -> None:
-        self.stops += 1
+from tests.conftest import FakeSpeaker
 
 
 @contextlib.asynccontextmanager
@@ -45,13 +26,13 @@ def job(kind: str, name: str = "", **payload: Any) -> Job:
     return Job(id="j1", kind=kind, name=name, due=datetime.now(UTC), payload=payload)  # type: ignore[arg-type]
 
 
-def made(speaker: Speaker | None, *, listening: bool = False, ring_s: float = 60.0) -> Announcer:
+def made(speaker: FakeSpeaker | None, *, listening: bool = False, ring_s: float = 60.0) -> Announcer:
     return Announcer(between=at_once, speaker=lambda: speaker, listening=lambda: listening, ring_s=ring_s)
 
 
 async def test_a_reminder_is_said_once_and_a_timer_rings_until_dismissed(monkeypatch: Any) -> None:
     monkeypatch.setattr(announcer, "RING_PAUSE_S", 0.01)
-    speaker = Speaker()
+    speaker = FakeSpeaker()
     told = made(speaker)
     assert await told.fire(job("reminder", message="call mom")) == "Reminder: call mom."
     assert (speaker.said, speaker.beeps, told.ringing) == (["Reminder: call mom."], 0, None)
@@ -69,7 +50,7 @@ async def test_a_reminder_is_said_once_and_a_timer_rings_until_dismissed(monkeyp
 
 async def test_nothing_is_said_without_a_speaker_and_no_round_while_someone_speaks() -> None:
     assert await made(None).fire(job("alarm")) == "It's time: this is your alarm."
-    speaker = Speaker()
+    speaker = FakeSpeaker()
     listening = made(speaker, listening=True, ring_s=0.0)
     await listening.fire(job("alarm"))
     assert listening.ringing is not None
@@ -90,13 +71,13 @@ async def test_nothing_is_said_without_a_speaker_and_no_round_while_someone_spea
     ],
 )
 async def test_a_lost_job_is_said(lost: Job, why: str, said: str) -> None:
-    speaker = Speaker()
+    speaker = FakeSpeaker()
     await made(speaker).lost(lost, why)
     assert speaker.said == [said]
 
 
 async def test_a_damaged_job_file_says_what_it_lost(tmp_path: Any) -> None:
-    speaker = Speaker()
+    speaker = FakeSpeaker()
     jobs = (job("timer", "pasta"), job("reminder", message="call mom"))
     await made(speaker).store_lost(StoreLoss(tmp_path / "jobs", tmp_path / "moved", "not a database", jobs))
     assert speaker.said == [
