@@ -20,6 +20,18 @@ def http_url(value: str) -> str:
     return value.rstrip("/")
 
 
+def tcp_uri(value: str) -> str:
+    """A ``tcp://HOST:PORT`` URI (a Wyoming address)."""
+    parts = urlsplit(value)
+    try:
+        port = parts.port
+    except ValueError as err:
+        raise ValueError(f"bad port in {value!r}") from err
+    if parts.scheme != "tcp" or not parts.hostname or not port or parts.path not in ("", "/"):
+        raise ValueError(f"not a tcp://HOST:PORT URI: {value!r}")
+    return value
+
+
 def setting(default: Any, description: str, *, allowed: str | None = None, **constraints: Any) -> Any:
     """A field with its one-line description and, optionally, the allowed values in words."""
     extra: dict[str, JsonValue] | None = {"allowed": allowed} if allowed else None

@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, field_validator
 
-from homeassist.config.section import Section, http_url, setting
+from homeassist.config.section import Section, http_url, setting, tcp_uri
 from homeassist.config.speech import AudioSettings, SttSettings, TtsSettings, VadSettings, WakeSettings
 
 _DURATION = re.compile(r"^-?\d+(\.\d+)?(ns|us|ms|s|m|h)?$")
@@ -44,6 +44,12 @@ class AssistantSettings(Section):
     temperature_unit: Literal["C", "F"] = setting("C", "unit of temperatures spoken and set")
     shutdown_timeout_s: float = setting(
         10.0, "on stop, seconds the request in flight may take to finish before it is abandoned", gt=0, le=120
+    )
+    room: str = setting(
+        "",
+        "the room this machine's microphone and speaker (and the typed console) are in, so 'turn on the "
+        "light' means that room's; '' = none",
+        allowed="one of the home's areas, such as 'Kitchen', or ''",
     )
 
     @field_validator("timezone")
@@ -296,14 +302,27 @@ class WyomingSettings(Section):
     @field_validator("uri")
     @classmethod
     def _tcp_uri(cls, value: str) -> str:
-        parts = urlsplit(value)
-        try:
-            port = parts.port
-        except ValueError as err:
-            raise ValueError(f"bad port in {value!r}") from err
-        if parts.scheme != "tcp" or not parts.hostname or not port or parts.path not in ("", "/"):
-            raise ValueError(f"not a tcp://HOST:PORT URI: {value!r}")
-        return value
+        return tcp_uri(value)
+
+
+class SatelliteSettings(Section):
+    """``[satellites.NAME]``: one Wyoming satellite (``wyoming-satellite`` on a Raspberry Pi in a room)."""
+
+    uri: str = setting(
+        "",
+        "where the satellite listens (its --uri); homeassist connects to it",
+        allowed="a tcp://HOST:PORT URI such as 'tcp://kitchen-pi.local:10700'",
+    )
+    room: str = setting(
+        "",
+        "the room it stands in; '' = the area the satellite reports (its --area), else none",
+        allowed="one of the home's areas, such as 'Kitchen', or ''",
+    )
+
+    @field_validator("uri")
+    @classmethod
+    def _tcp_uri(cls, value: str) -> str:
+        return tcp_uri(value)
 
 
 class PrivacySettings(Section):
@@ -335,6 +354,9 @@ class Settings(Section):
     api: ApiSettings = Field(default_factory=ApiSettings)
     wyoming: WyomingSettings = Field(default_factory=WyomingSettings)
     privacy: PrivacySettings = Field(default_factory=PrivacySettings)
+    satellites: dict[str, SatelliteSettings] = Field(
+        default_factory=dict, description="Wyoming satellites by name, each with its uri and room"
+    )
     models: dict[str, ModelOverride] = Field(
         default_factory=dict, description="model profile overrides and additions, by profile or model name"
     )

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from homeassist.config import loader
 from homeassist.config.loader import load_settings, state_dir
-from homeassist.config.settings import ModelOverride, Settings
+from homeassist.config.settings import ModelOverride, SatelliteSettings, Settings
 from homeassist.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -206,7 +206,7 @@ def _fields(model: type[BaseModel], prefix: str = "") -> list[str]:
         annotation = info.annotation
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             names.extend(_fields(annotation, f"{prefix}{name}."))
-        elif name != "models":  # [models.NAME] tables are user-named; see the test below
+        elif name not in ("models", "satellites"):  # user-named tables ([models.NAME]); see below
             names.append(prefix + name)
     return names
 
@@ -221,12 +221,16 @@ def test_example_configuration_lists_every_key_with_its_default() -> None:
     assert "# [models.qwen3]" in text
     for key in ModelOverride.model_fields:
         assert f"\n# {key} = " in text, key
+    assert "# [satellites.kitchen]" in text
+    for key in SatelliteSettings.model_fields:
+        assert f"\n# {key} = " in text, key
 
 
 def test_every_setting_has_a_description() -> None:
     for section_name, section in Settings.model_fields.items():
-        assert section.description or section_name != "models"
-        model = ModelOverride if section_name == "models" else section.annotation
+        assert section.description or section_name not in ("models", "satellites")
+        named = {"models": ModelOverride, "satellites": SatelliteSettings}
+        model = named.get(section_name, section.annotation)
         assert isinstance(model, type) and issubclass(model, BaseModel)
         for name, info in model.model_fields.items():
             assert info.description, f"[{section_name}] {name} has no description"
