@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -117,6 +117,29 @@ def bias_text(home: Home | None, mode: str, wake_phrases: Sequence[str] = ()) ->
     # five minutes" come out as "Set it to 25 minutes." (scripts/bench/voice.py --stt-quality).
     devices = f"Home devices: {', '.join(names)}."
     return f"{wake}{devices} Turn on, turn off, set, open, close, lock or unlock them."
+
+
+class SpeechTranscriber(Protocol):
+    """What the rest of homeassist uses of a speech-to-text engine: :class:`BackgroundTranscriber`
+    (faster-whisper here) or ``homeassist.audio.remote_stt.RemoteTranscriber`` (a Wyoming asr service
+    at ``[stt] uri``). ``transcribe`` calls may overlap (the voice loop transcribes at a pause while
+    the speech may go on) and a cancelled one must leave the engine usable."""
+
+    #: The home whose names bias recognition (the daemon sets it: the device backend's ``home``).
+    home: Callable[[], Home | None] | None
+    #: Milliseconds ``load`` took (the CLI prints it).
+    load_ms: float
+
+    @property
+    def loaded(self) -> bool: ...
+
+    async def load(self) -> None: ...
+
+    async def transcribe(self, audio: npt.NDArray[np.int16], *, source: str = ...) -> Transcript: ...
+
+    def transcribe_blocking(self, audio: npt.NDArray[np.int16], *, source: str = ...) -> Transcript: ...
+
+    async def aclose(self) -> None: ...
 
 
 def _home_key(home: Home | None) -> str:

@@ -57,11 +57,28 @@ def build_speaker(settings: Settings) -> Speaker:
 
 
 def build_transcriber(settings: Settings, state_dir: Path) -> BackgroundTranscriber:
+    """faster-whisper here, or with ``[stt] uri`` the Wyoming asr service there (no model loaded here).
+
+    Both are a ``SpeechTranscriber`` (homeassist.audio.stt). The annotation still names
+    BackgroundTranscriber, which VoiceLoop and the daemon take: the cast goes when they take
+    SpeechTranscriber; RemoteTranscriber has every attribute they use (tests/audio/test_remote_stt.py).
+    """
+    wake_phrases = [wake_phrase(word) for word in settings.wake.words]
+    if settings.stt.uri:
+        from typing import cast
+
+        from homeassist.audio.remote_stt import RemoteTranscriber
+        from homeassist.audio.stt import SpeechTranscriber
+
+        remote: SpeechTranscriber = RemoteTranscriber(
+            settings.stt, language=settings.assistant.language, wake_phrases=wake_phrases
+        )
+        return cast(BackgroundTranscriber, remote)
     return BackgroundTranscriber(
         settings.stt,
         language=settings.assistant.language,
         state_dir=state_dir,
-        wake_phrases=[wake_phrase(word) for word in settings.wake.words],
+        wake_phrases=wake_phrases,
     )
 
 

