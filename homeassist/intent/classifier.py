@@ -4,7 +4,9 @@ Pure and fast (no I/O, no model). The kind comes from weighted cues (``router``)
 what the words name and the command (or the question back) come from ``homeassist.intent.targets``: a
 local command acts only on exactly what was named, and anything ambiguous or unknown carries no
 command, so the model decides with the tier's tools. While a question waits (``FollowUp.choices``),
-an answer to it ("the porch light", "the first one", "yes") is read first.
+an answer to it ("the porch light", "the first one", "yes") is read first. The request's room (an area
+of the home) narrows what a type noun alone or "here" names (``targets.placed``); without one, nothing
+changes.
 
 Timer requests (``timer`` kind) resolve to the timer tools: ``set_timer``, ``set_alarm``,
 ``set_reminder``, ``schedule_device_action``, ``cancel_timer`` and ``list_timers``. Durations are
@@ -25,7 +27,16 @@ from homeassist.intent.durations import FoundDuration, search_duration
 from homeassist.intent.home import HomeIndex, HomeSnapshot, index_of
 from homeassist.intent.numbers import words_to_digits
 from homeassist.intent.router import route
-from homeassist.intent.targets import Said, Target, device_command, device_intent, parse, resolve
+from homeassist.intent.targets import (
+    Said,
+    Target,
+    area_of,
+    device_command,
+    device_intent,
+    parse,
+    placed,
+    resolve,
+)
 from homeassist.messages import Command, Intent, IntentKind
 
 #: Only the start of a longer text is classified: a spoken request is far shorter, and some routing
@@ -74,18 +85,25 @@ _OWN_ACTION = re.compile(r"\b(on|off|open|close|lock|unlock|\d+|percent|degrees?
 
 
 class IntentClassifier:
-    """``classify(text, home, follow_up) -> Intent``. Stateless; safe to share."""
+    """``classify(text, home, follow_up, room) -> Intent``. Stateless; safe to share."""
 
     def classify(
-        self, text: str, home: HomeSnapshot | dict[str, Any] | None = None, follow_up: FollowUp | None = None
+        self,
+        text: str,
+        home: HomeSnapshot | dict[str, Any] | None = None,
+        follow_up: FollowUp | None = None,
+        room: str | None = None,
     ) -> Intent:
+        """``room``: the area the request comes from, in any case or spacing ("kitchen", "Living
+        room"); one that is not an area of ``home`` counts as none (``targets.placed``)."""
         norm = normalize_text(text[:MAX_CLASSIFY_CHARS])
         if not norm:
             return Intent("general", 0.3)
-        return _classify(norm, follow_up, index_of(home))
+        index = index_of(home)
+        return _classify(norm, follow_up, index, area_of(room, index.areas))
 
 
-def _classify(norm: str, follow_up: FollowUp | None, index: HomeIndex) -> Intent:
+def _classify(norm: str, follow_up: FollowUp | None, index: HomeIndex, room: str | None = None) -> Intent:
     if follow_up is not None and follow_up.choices:
         answer = choose(norm, follow_up.choices, index)
         if answer is not None:
@@ -103,14 +121,16 @@ def _classify(norm: str, follow_up: FollowUp | None, index: HomeIndex) -> Intent
     when = _when(norm) if later else None
     if when is not None and not reminder and routed.scores["device"] > 0:
         # Resolved, a delayed device request is a timer request; unresolved, the router's kind stands.
-        scheduled = _scheduled_action(when, follow_up, index)
+        scheduled = _scheduled_action(when, follow_up, index, room)
         if scheduled is not None:
             return Intent("timer", routed.confidence, scheduled)
     if follow_up is not None and follow_up.device and not reminder:
         intent = _follow_up(norm, said, index, follow_up)
         if intent is not None:
             return intent
-    intent = _routed_intent(routed.kind, routed.confidence, norm, digits, said, index, when)
+    intent = _routed_intent(
+        routed.kind, routed.confidence, norm, digits, placed(said, norm, room), index, when
+    )
     # Kinds the router could not rule out: the model answering gets their tools too.
     return replace(intent, also=routed.also) if routed.also and intent.kind == routed.kind else intent
 
@@ -219,7 +239,9 @@ def _when(norm: str) -> _When:
     return _When(duration, search_at(duration.rest if duration else norm), other_day)
 
 
-def _scheduled_action(when: _When, follow_up: FollowUp | None, index: HomeIndex) -> Command | None:
+def _scheduled_action(
+    when: _When, follow_up: FollowUp | None, index: HomeIndex, room: str | None
+) -> Command | None:
     """``schedule_device_action`` for a device request with a delay or a clock time whose request
     without the delay resolves to a device command that can be scheduled, and exactly that command:
     its tool as the action and its own arguments under their own names (set_level's ``percent``), so
@@ -233,7 +255,7 @@ def _scheduled_action(when: _When, follow_up: FollowUp | None, index: HomeIndex)
         rest, later = at.rest, {"at": at.at}
     else:
         return None
-    intent = _classify(rest, follow_up, index) if rest else None
+    intent = _classify(rest, follow_up, index, room) if rest else None
     command = intent.command if intent is not None and intent.kind == "device" else None
     if command is None or command.tool not in _SCHEDULABLE:
         return None

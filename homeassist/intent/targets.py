@@ -11,6 +11,13 @@ phonetic), and when two or three are close, or the closest is not close enough, 
 ``question`` and one command per answer (``choices``), which ``answers.choose`` reads in the next request.
 Anything else carries no command: the model decides with the device tools.
 
+The request's room (a satellite's, or ``[assistant] room``; ``placed``): a type noun naming no area
+and no device ("turn on the light", "dim the lamps") means the room's devices of that type: the one
+there is, or the room's group of that type when there are several (Home Assistant's convention,
+the same target "the bedroom lights" gives); a type the room lacks is the model's, never the whole
+home's. "here", "in here", "this room" name the room; with no room known they are the model's. An
+area or a device named, or the whole home ("all the lights"), always wins over the room.
+
 Pure and cheap: fuzzy matching runs only when exact matching met a word the home does not use, over
 candidates precomputed once per home (``homeassist.intent.home.index_of``).
 """
@@ -18,7 +25,8 @@ candidates precomputed once per home (``homeassist.intent.home.index_of``).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 
 from homeassist.intent.home import HomeIndex, IndexedDevice, normalize_name
 from homeassist.intent.numbers import words_to_digits
@@ -104,6 +112,10 @@ class Said:
     unknown: tuple[str, ...]
     #: Every word (singular, in order), numbers as digits.
     spoken: tuple[str, ...] = ()
+    #: The request's room (an area of the home), where nothing named says another place (``placed``).
+    room: str | None = None
+    #: "here", "in here", "this room" said (the request's room, or with none known, no place at all).
+    here: bool = False
 
 
 @dataclass(frozen=True)
@@ -165,6 +177,8 @@ def parse(norm: str, index: HomeIndex) -> Said:
 def resolve(said: Said, index: HomeIndex) -> Target | Ask | str | None:
     """What the words name: one target, devices to ask between, a sentence to say instead (a room
     the home lacks), or None (the model decides)."""
+    if said.here and said.room is None:
+        return None  # "the lights in here" with no room known: never all of them
     if said.unknown:
         if index.areas and (room := missing_room(said.spoken, index.words | _KNOWN_WORDS)):
             return no_such_room(room, index.areas)
@@ -184,6 +198,8 @@ def resolve(said: Said, index: HomeIndex) -> Target | Ask | str | None:
         return Target(device.name, frozenset({device.type}))
     if said.named or len(said.areas) > 1:
         return None
+    if said.room is not None and not said.areas and (said.here or (said.nouns and not said.rest)):
+        return _in_room(said, said.room, index)
     area = said.areas[0] if said.areas else None
     pool = [d for d in index.devices if area is None or d.area == area]
     types = frozenset(TYPE_NOUNS[n] for n in said.nouns)
@@ -210,6 +226,70 @@ def resolve(said: Said, index: HomeIndex) -> Target | Ask | str | None:
     if area is not None and any(d.type == "light" for d in pool):
         return Target(area, frozenset({"light"}), group=True)  # an area alone: its lights
     return None
+
+
+def _in_room(said: Said, room: str, index: HomeIndex) -> Target | Ask | str | None:
+    """What a request naming no area and no device means in its room: a type noun alone is the
+    room's one device of the type, or its group of them; "here" with other words is the room named."""
+    if said.nouns and not said.rest:
+        types = frozenset(TYPE_NOUNS[n] for n in said.nouns)
+        if len(types) > 1:
+            return None
+        noun = said.nouns[0]
+        there = [d for d in index.devices if d.area == room]
+        members = group_members(noun, there, lambda d: d.words, lambda d: d.type)
+        if not members:
+            return None  # no lock in the bedroom: not the home's locks either
+        if len(members) == 1:
+            return Target(members[0].name, types)
+        return Target(f"{room} {noun}s", types, group=True)
+    return resolve(replace(said, areas=(room,), room=None, here=False), index)
+
+
+#: Words that name the request's own room.
+_HERE = re.compile(r"\b(?:(?:in|over|around|from) )?here\b|\b(?:in |from )?this room\b")
+#: Words that name the whole home: the request's room does not narrow them ("turn off all the lights").
+_WHOLE_HOME = GROUP_WORDS | {"house", "home", "everywhere"}
+
+
+def area_of(room: str | None, areas: Iterable[str]) -> str | None:
+    """The home's area that a configured room names, compared without case, spaces, "_" or "-"
+    ("kitchen", "Living_Room"); None when it names none."""
+    if not room:
+        return None
+    key = _room_key(room)
+    return next((area for area in areas if _room_key(area) == key), None) if key else None
+
+
+def _room_key(name: str) -> str:
+    return re.sub(r"[\s_-]+", "", name).casefold()
+
+
+def placed(said: Said, norm: str, room: str | None) -> Said:
+    """``said`` with the request's ``room`` (an area of the home, or None) where the words name no
+    area, no device and not the whole home; "this room" is then a place, not a vague word."""
+    here = _HERE.search(norm)
+    if (room is None and here is None) or said.named or said.areas:
+        return said
+    if room is None:
+        return replace(said, here=True)
+    if here is None:
+        return said if _WHOLE_HOME & set(said.spoken) else replace(said, room=room)
+    if "room" not in here.group(0):
+        return replace(said, room=room, here=True)
+
+    def without_room(found: tuple[str, ...]) -> tuple[str, ...]:
+        at = found.index("room") if "room" in found else -1
+        return found if at < 0 else found[:at] + found[at + 1 :]
+
+    return replace(
+        said,
+        room=room,
+        here=True,
+        content=without_room(said.content),
+        rest=without_room(said.rest),
+        unknown=without_room(said.unknown),
+    )
 
 
 def _closest(said: Said, index: HomeIndex) -> Target | Ask | None:
@@ -257,11 +337,19 @@ def temperature_question(digits: str, said: Said) -> bool:
 
 
 def thermometer(said: Said, index: HomeIndex) -> Target | None:
-    """The one sensor in the area named (or in the home), else the one thermostat there; None when
-    there is none or more than one."""
+    """The one sensor in the area named (or the request's room, or the home), else the one thermostat
+    there; None when there is none or more than one."""
     if len(said.areas) > 1:
         return None
-    pool = [d for d in index.devices if not said.areas or d.area == said.areas[0]]
+    if said.room is not None and not said.areas:
+        # The request's room first; "in here" is that room or nothing, else the home's one.
+        there = [d for d in index.devices if d.area == said.room]
+        if said.here or any(d.type in ("sensor", "climate") for d in there):
+            return _reader(there)
+    return _reader([d for d in index.devices if not said.areas or d.area == said.areas[0]])
+
+
+def _reader(pool: list[IndexedDevice]) -> Target | None:
     for kind in ("sensor", "climate"):
         found = [d for d in pool if d.type == kind]
         if len(found) == 1:
