@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -204,6 +205,22 @@ async def test_the_language_is_sent_and_no_model_name() -> None:
     assert transcript.language == "de"  # the service named none: ours
 
 
+async def test_the_prompt_to_bias_the_service_is_logged_once_per_home(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The protocol carries no prompt: the one homeassist would use is logged, to start the service with."""
+    caplog.set_level(logging.INFO, "homeassist.audio.remote_stt")
+    async with FakeAsr() as fake:
+        transcriber = RemoteTranscriber(SttSettings(uri=fake.uri), language="en", wake_phrases=["Hey Jarvis"])
+        transcriber.home = lambda: HOME
+        async with asyncio.timeout(BOUND_S):
+            await transcriber.transcribe(speech())
+            await transcriber.transcribe(speech())
+    (record,) = [r for r in caplog.records if "--initial-prompt" in r.getMessage()]
+    assert "Hey Jarvis." in record.getMessage() and "Porch Light" in record.getMessage()
+    assert "context" not in Transcribe.from_event(fake.events[0]).event().data  # nothing made up is sent
+
+
 async def test_silence_words_are_not_a_request() -> None:
     async with FakeAsr(text=" Thank you.") as fake:
         async with asyncio.timeout(BOUND_S):
@@ -232,6 +249,29 @@ async def test_a_dead_port_fails_at_once_with_the_uri_and_the_fix() -> None:
     assert isinstance(err, HomeassistError) and err.spoken == "I can't reach the speech recognizer."
     assert uri in str(err) and "[stt] uri" in str(err) and "wyoming-faster-whisper" in str(err)
     assert transcriber.reachable is False and transcriber.last_error == str(err)
+
+
+async def test_a_host_that_drops_the_connection_attempt_fails_after_the_connect_timeout() -> None:
+    """A listener whose accept queue is full drops new handshakes, as a machine that is off does."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        port = listener.getsockname()[1]
+        fillers = [socket.socket() for _ in range(3)]
+        try:
+            for filler in fillers:
+                filler.setblocking(False)
+                filler.connect_ex(("127.0.0.1", port))
+            uri = f"tcp://127.0.0.1:{port}"
+            settings = SttSettings(uri=uri, time_limit_s=BOUND_S)
+            transcriber = RemoteTranscriber(settings, language="en", connect_timeout_s=0.3)
+            async with asyncio.timeout(BOUND_S):
+                with pytest.raises(RemoteSttUnreachable) as info:
+                    await transcriber.transcribe(speech())
+        finally:
+            for filler in fillers:
+                filler.close()
+    assert uri in str(info.value) and "within 0.3 s" in str(info.value)
 
 
 async def test_a_service_that_never_answers_times_out_and_the_connection_is_closed() -> None:
