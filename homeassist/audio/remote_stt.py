@@ -173,6 +173,15 @@ class RemoteTranscriber:
         if self._checked:
             return
         self._checked = True
+        if self.settings.min_command_confidence > self.settings.min_confidence:
+            _LOGGER.info(
+                "A Wyoming asr service sends no confidence: device commands heard through it are asked "
+                "again, never acted on, while [stt] min_command_confidence (%g) is above "
+                "min_confidence (%g); set it to %g to trust the service with them",
+                self.settings.min_command_confidence,
+                self.settings.min_confidence,
+                self.settings.min_confidence,
+            )
         start = time.perf_counter()
         try:
             self.service = await self.check()
@@ -196,15 +205,6 @@ class RemoteTranscriber:
                 ", ".join(sorted(languages)),
                 self.language,
                 self.language,
-            )
-        if self.settings.min_command_confidence > self.settings.min_confidence:
-            _LOGGER.info(
-                "A Wyoming asr service sends no confidence: device commands heard through it are asked "
-                "again, never acted on, while [stt] min_command_confidence (%g) is above "
-                "min_confidence (%g); set it to %g to trust the service with them",
-                self.settings.min_command_confidence,
-                self.settings.min_confidence,
-                self.settings.min_confidence,
             )
 
     async def check(self) -> Reached:

@@ -330,14 +330,17 @@ async def test_a_cancelled_transcription_closes_its_connection_and_the_next_work
 async def test_load_of_a_dead_service_warns_with_the_fix_and_does_not_raise(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
+    caplog.set_level(logging.INFO, "homeassist.audio.remote_stt")
     uri = f"tcp://127.0.0.1:{free_port()}"
     transcriber = remote(uri)
     async with asyncio.timeout(BOUND_S):
         await transcriber.load()
     assert transcriber.loaded and transcriber.reachable is False and transcriber.service is None
-    (record,) = [r for r in caplog.records if r.name == "homeassist.audio.remote_stt"]
-    assert record.levelno == logging.WARNING and uri in record.getMessage()
-    assert "[stt] uri = ''" in record.getMessage()
+    records = [r for r in caplog.records if r.name == "homeassist.audio.remote_stt"]
+    (warning,) = [r for r in records if r.levelno == logging.WARNING]
+    assert uri in warning.getMessage() and "[stt] uri = ''" in warning.getMessage()
+    # What a transcript without confidence means for device commands, and how to change it.
+    assert any("set it to 0.5" in r.getMessage() for r in records if r.levelno == logging.INFO)
 
 
 async def test_load_of_a_service_without_asr_warns(
