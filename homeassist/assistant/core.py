@@ -21,6 +21,13 @@ whose local command (or a question's choices) would act is refused at once, "I c
 timers from here." (``error_kind`` "ActionsNotAllowed"), and for the whole request the executor refuses
 those tools whoever calls them (``refusing``): reading the home, the timers, the time, questions and web
 search still work.
+
+Rooms and sources: ``handle(source=..., room=...)``. The room (an area of the home, matched without case
+or spaces; another name counts as none, logged once) narrows what "the light" and "here" name (the
+classifier), is told to the model ("The person is speaking from the Kitchen."), and is the room a timer
+set by the request rings in (``in_room`` around the whole request). What a follow-up refers to (the last
+device, a question's choices) is kept per source, for the ``MAX_SOURCES`` most recent sources: "turn it
+off" from one satellite never reaches what another switched.
 """
 
 from __future__ import annotations
@@ -30,17 +37,20 @@ import logging
 import re
 import time
 import uuid
+from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from homeassist.assistant.local import local_reply
 from homeassist.assistant.summary import log_summary
 from homeassist.errors import HomeassistError, ModelError, ZWaveUnavailableError
 from homeassist.intent.classifier import FollowUp, IntentClassifier
-from homeassist.intent.home import HomeSnapshot
+from homeassist.intent.home import HomeSnapshot, index_of
+from homeassist.intent.targets import area_of
 from homeassist.llm.base import ModelClient, SentenceSink
 from homeassist.messages import Command, Intent, Reply, ReplyPath, ToolResult
 from homeassist.stats import Stats
-from homeassist.tools.executor import ToolExecutor, refusing
+from homeassist.tools.executor import ToolExecutor, in_room, refusing
 from homeassist.tools.manager import ACTING_TOOLS, DEVICE_TOOLS, ToolManager
 from homeassist.web.fallback import LOOKUP_NOTICE, NOTICE_AFTER_S, WebSearchFallback
 from homeassist.web.triggers import needs_search, says_it_does_not_know
@@ -59,6 +69,10 @@ NOT_HEARD = "Sorry, I didn't catch that."
 NO_ACTIONS = "I can't change devices or timers from here."
 #: What the executor answers a tool call that would act then (the model reads it).
 NO_ACTIONS_ERROR = "Not allowed: this request may not switch devices or set, change or cancel timers."
+#: A request's source when its caller names none (the console, ``homeassist ask``).
+LOCAL_SOURCE = "local"
+#: Sources whose follow-up state is kept (the least recent is dropped past this).
+MAX_SOURCES = 32
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 
 
@@ -72,6 +86,16 @@ class DeviceBackend(Protocol):
     def unavailable_reason(self) -> str: ...
 
     def last_home(self) -> HomeSnapshot | dict[str, Any] | None: ...
+
+
+@dataclass
+class _Recent:
+    """What one source's next request may refer back to."""
+
+    #: The last device command that succeeded, and when.
+    device: tuple[float, Command] | None = None
+    #: The commands the last reply's question offered, and when it was asked.
+    pending: tuple[float, tuple[Command, ...]] | None = None
 
 
 class Assistant:
@@ -101,21 +125,39 @@ class Assistant:
         self.stats = stats
         self.web = web
         self.store_transcripts = store_transcripts
-        self._last_device: tuple[float, Command] | None = None
-        #: The commands the last reply's question offered, and when it was asked.
-        self._pending: tuple[float, tuple[Command, ...]] | None = None
+        #: Per source, most recently used last: what a follow-up refers to.
+        self._recent: OrderedDict[str, _Recent] = OrderedDict()
+        #: Rooms named that are no area of the home, each logged once.
+        self._unknown_rooms: set[str] = set()
 
     async def handle(
-        self, text: str, *, on_sentence: SentenceSink | None = None, allow_actions: bool = True
+        self,
+        text: str,
+        *,
+        on_sentence: SentenceSink | None = None,
+        allow_actions: bool = True,
+        source: str = LOCAL_SOURCE,
+        room: str | None = None,
     ) -> Reply:
-        """Answer one request; with ``allow_actions`` False nothing in the home or the schedule changes
-        (see the module's docstring)."""
-        if allow_actions:
-            return await self._handle(text, on_sentence, allow_actions=True)
-        with refusing(ACTING_TOOLS, NO_ACTIONS_ERROR):
-            return await self._handle(text, on_sentence, allow_actions=False)
+        """Answer one request from ``source`` (whose follow-ups it may be) in ``room`` (an area of the
+        home in any case, or None); with ``allow_actions`` False nothing in the home or the schedule
+        changes (see the module's docstring)."""
+        area = self._area(room)
+        with in_room(area):
+            if allow_actions:
+                return await self._handle(text, on_sentence, allow_actions=True, source=source, room=area)
+            with refusing(ACTING_TOOLS, NO_ACTIONS_ERROR):
+                return await self._handle(text, on_sentence, allow_actions=False, source=source, room=area)
 
-    async def _handle(self, text: str, on_sentence: SentenceSink | None, *, allow_actions: bool) -> Reply:
+    async def _handle(
+        self,
+        text: str,
+        on_sentence: SentenceSink | None,
+        *,
+        allow_actions: bool,
+        source: str,
+        room: str | None,
+    ) -> Reply:
         request_id = uuid.uuid4().hex[:8]
         start = time.perf_counter()
         timings: dict[str, float] = {}
@@ -126,8 +168,8 @@ class Assistant:
 
         unavailable: ZWaveUnavailableError | None = None
         home = self.devices.home() if self.devices else None
-        follow_up = self._follow_up()
-        intent = self.classifier.classify(text, home, follow_up)
+        follow_up = self._follow_up(source)
+        intent = self.classifier.classify(text, home, follow_up, room)
         timings["classify"] = _ms(start)
         if self.devices is not None and home is None and _needs_devices(intent):
             # Only device and timer requests wait for Z-Wave; "what time is it" never does.
@@ -135,10 +177,10 @@ class Assistant:
             devices_ready = await self.devices.ready()
             timings["devices_wait"] = _ms(stage)
             if devices_ready:
-                intent = self.classifier.classify(text, self.devices.home(), follow_up)
+                intent = self.classifier.classify(text, self.devices.home(), follow_up, room)
             else:
                 known = self.devices.last_home()
-                later = self.classifier.classify(text, known, follow_up) if known is not None else None
+                later = self.classifier.classify(text, known, follow_up, room) if known is not None else None
                 if later is not None and later.command and later.command.tool == "schedule_device_action":
                     # A delayed action on a device the home had: scheduled now, run when it is due
                     # (the scheduler retries while Z-Wave is still down, then says if it could not).
@@ -215,9 +257,10 @@ class Assistant:
                     reply_text, failure = await self._web_answer(
                         request_id, text, on_sentence, actions, recoveries, timings
                     )
-        self._remember_device(actions)
+        recent = self._recent_of(source)
+        self._remember_device(recent, actions)
         asked = not refused and path == "local" and bool(intent.question) and bool(intent.choices)
-        self._pending = (time.monotonic(), intent.choices) if asked else None
+        recent.pending = (time.monotonic(), intent.choices) if asked else None
         timings["total"] = _ms(start)
         if failure is not None:
             error = (type(failure).__name__, str(failure))
@@ -267,7 +310,15 @@ class Assistant:
         log_summary(reply, with_text=self.store_transcripts)
         return reply
 
-    def acts_at_pause(self, text: str, confidence: float, *, least: float) -> bool:
+    def acts_at_pause(
+        self,
+        text: str,
+        confidence: float,
+        *,
+        least: float,
+        source: str = LOCAL_SOURCE,
+        room: str | None = None,
+    ) -> bool:
         """Whether a transcript made at a short pause in speech may act at once, before the trailing
         silence shows the sentence is over: a command to switch or set one device named exactly (not
         a room, a group or a lock, never a question back), heard with at least ``least`` confidence,
@@ -279,7 +330,9 @@ class Assistant:
         home = self.devices.home() if self.devices else None
         if not home:
             return False
-        intent = self.classifier.classify(text, home, self._follow_up())
+        intent = self.classifier.classify(
+            text, home, self._follow_up(source), area_of(room, index_of(home).areas)
+        )
         command = intent.command
         if intent.kind != "device" or command is None or intent.question or command.tool not in _AT_PAUSE:
             return False
@@ -302,20 +355,52 @@ class Assistant:
         log_summary(reply, with_text=False)
         return reply
 
-    def _follow_up(self) -> FollowUp | None:
-        """The last device command ("turn it off" refers to it) and the choices of a question just asked
-        ("the porch light" answers it), each while ``follow_up_s`` has not run out."""
+    def _area(self, room: str | None) -> str | None:
+        """The home's area that ``room`` names (None for none); a room the home lacks counts as none and
+        is logged once. With no home known yet, the room as given."""
+        room = (room or "").strip() or None
+        if room is None or self.devices is None:
+            return room
+        home = self.devices.home() or self.devices.last_home()
+        if not home:
+            return room
+        areas = index_of(home).areas
+        area = area_of(room, areas)
+        if area is None and room.casefold() not in self._unknown_rooms:
+            self._unknown_rooms.add(room.casefold())
+            _LOGGER.warning(
+                "The room %r is no area of the home (%s): its requests are answered as from no room",
+                room,
+                ", ".join(areas) or "the home has no areas",
+            )
+        return area
+
+    def _recent_of(self, source: str) -> _Recent:
+        """``source``'s follow-up state, made the most recent; the least recent past ``MAX_SOURCES`` go."""
+        recent = self._recent.pop(source, None) or _Recent()
+        self._recent[source] = recent
+        while len(self._recent) > MAX_SOURCES:
+            self._recent.popitem(last=False)
+        return recent
+
+    def _follow_up(self, source: str) -> FollowUp | None:
+        """``source``'s last device command ("turn it off" refers to it) and the choices of a question
+        just asked there ("the porch light" answers it), each while ``follow_up_s`` has not run out."""
+        recent = self._recent.get(source)
+        if recent is None:
+            return None
         now = time.monotonic()
-        last = self._last_device
+        last = recent.device
         command = last[1] if last is not None and now - last[0] <= self.follow_up_s else None
-        pending = self._pending
+        pending = recent.pending
         choices = pending[1] if pending is not None and now - pending[0] <= self.follow_up_s else ()
         return FollowUp(command, choices) if command is not None or choices else None
 
-    def _remember_device(self, actions: list[ToolResult]) -> None:
+    @staticmethod
+    def _remember_device(recent: _Recent, actions: list[ToolResult]) -> None:
         for action in actions:
             if action.ok and action.tool in DEVICE_TOOLS and action.args.get("device"):
-                self._last_device = (time.monotonic(), Command(action.tool, dict(action.args)))
+                recent.device = (time.monotonic(), Command(action.tool, dict(action.args)))
 
     async def _run_local(
         self, text: str, intent: Intent, actions: list[ToolResult], timings: dict[str, float]

@@ -1,12 +1,12 @@
 """The tool loop every model client shares, and recovery from what a small model does wrong.
 
-Per request: a short system prompt and the text, with exactly the tier's tools bound (as many as the
-model's profile takes). Each turn streams; tool calls (parsed by the provider, or written as text by
-the model) run through the shared ToolExecutor, one ToolMessage per call, for at most
-``max_tool_rounds`` rounds. The final answer's sentences go to ``on_sentence`` as they complete (at
-once when no tools are bound; when tools are bound, once the turn is known to hold no tool call, so
-text beside a tool call is never spoken). Recoveries are logged and counted in
-``ModelAnswer.recoveries``:
+Per request: a short system prompt (naming the request's room when it has one) and the text, with
+exactly the tier's tools bound (as many as the model's profile takes). Each turn streams; tool calls
+(parsed by the provider, or written as text by the model) run through the shared ToolExecutor, one
+ToolMessage per call, for at most ``max_tool_rounds`` rounds. The final answer's sentences go to
+``on_sentence`` as they complete (at once when no tools are bound; when tools are bound, once the turn
+is known to hold no tool call, so text beside a tool call is never spoken). Recoveries are logged and
+counted in ``ModelAnswer.recoveries``:
 
 - ``empty_retry``: an empty answer while tools were bound is retried once without tools;
 - ``text_tool_call``: ``<tool_call>{...}</tool_call>`` or bare JSON naming a bound tool runs as a call;
@@ -54,7 +54,7 @@ from homeassist.llm.recovery import (
     text_tool_calls,
 )
 from homeassist.messages import IntentKind, ToolCall, ToolResult
-from homeassist.tools.executor import ERROR_PREFIX, ToolExecutor, ensure_ids, validate_args
+from homeassist.tools.executor import ERROR_PREFIX, ToolExecutor, current_room, ensure_ids, validate_args
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -72,6 +72,16 @@ KIND_HINTS: dict[str, str] = {
     "web": "Answer from what you know and say if it may be out of date.",
     "general": "Answer from what you know; if you don't know, say so briefly.",
 }
+#: Told the model when the request comes from a room (``tools.executor.in_room``).
+ROOM_LINE = "The person is speaking from the {room}."
+
+
+def room_line() -> str:
+    """The system prompt's sentence naming the request's room; "" when it has none."""
+    room = current_room()
+    return ROOM_LINE.format(room=room) if room else ""
+
+
 #: For a request answered from web search results (``context``) instead of ``KIND_HINTS``.
 CONTEXT_HINT = (
     "Answer the question from the web search results in the user's message and name the site you used. "
@@ -175,7 +185,7 @@ class ChatClient:
         tools = profile.select_tools(tools)
         names = [tool.name for tool in tools]
         hint = CONTEXT_HINT if context else KIND_HINTS.get(kind, "")
-        system = " ".join(p for p in (SYSTEM_PROMPT, hint, profile.prompt_hints()) if p)
+        system = " ".join(p for p in (SYSTEM_PROMPT, hint, profile.prompt_hints(), room_line()) if p)
         question = f"{context}\n\nQuestion: {text}" if context else text
         messages: list[BaseMessage] = [SystemMessage(system), HumanMessage(question)]
         actions: list[ToolResult] = []

@@ -251,14 +251,25 @@ class Scheduler:
 
     # --- jobs ---------------------------------------------------------------------------------------
 
-    def add(self, kind: Kind, due: datetime, name: str = "", payload: dict[str, Any] | None = None) -> Job:
+    def add(
+        self,
+        kind: Kind,
+        due: datetime,
+        name: str = "",
+        payload: dict[str, Any] | None = None,
+        *,
+        room: str | None = None,
+    ) -> Job:
+        """Schedule a job; ``room``: the room of the request that set it (where it rings), or None."""
         aps = self._running()
         now = datetime.now(UTC)
         if due.tzinfo is None:
             raise SchedulerError("a job's time must carry its time zone")
         if due <= now - timedelta(seconds=1):
             raise SchedulerError(f"{due.isoformat()} has already passed")
-        job = Job(uuid.uuid4().hex[:6], kind, name, due.astimezone(UTC), dict(payload or {}))
+        job = Job(
+            uuid.uuid4().hex[:6], kind, name, due.astimezone(UTC), dict(payload or {}), room=room or None
+        )
         self.store.insert(job)
         self._trigger(aps, job, job.due)
         _LOGGER.info("Scheduled %s %s for %s", kind, job.id, job.due.astimezone(self.timezone).isoformat())

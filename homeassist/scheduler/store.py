@@ -42,9 +42,13 @@ CREATE TABLE IF NOT EXISTS timers (
     created REAL NOT NULL,
     status TEXT NOT NULL,
     changed REAL NOT NULL,
-    outcome TEXT NOT NULL DEFAULT ''
+    outcome TEXT NOT NULL DEFAULT '',
+    room TEXT
 );
 """
+#: Columns added since the first ``timers`` table, and their types: a file without one gains it when
+#: opened (``ALTER TABLE``), its rows keep everything and read the column as NULL.
+_ADDED = {"room": "TEXT"}
 
 
 class SchedulerError(HomeassistError):
@@ -74,6 +78,8 @@ class Job:
     payload: dict[str, Any] = field(default_factory=dict)
     status: str = "scheduled"
     outcome: str = ""
+    #: The room of the request that set it (an area of the home, to ring there); None: no room.
+    room: str | None = None
 
     def left_s(self, now: datetime | None = None) -> float:
         return (self.due - (now or datetime.now(UTC))).total_seconds()
@@ -87,6 +93,7 @@ class Job:
             "left_s": round(self.left_s(), 1),
             "payload": self.payload,
             "status": self.status,
+            "room": self.room,
         }
 
 
@@ -109,8 +116,9 @@ class TimerStore:
         self.path = path
 
     def open(self) -> None:
-        """Create the table if needed. StoreDamagedError for a damaged file, SchedulerUnavailableError
-        (naming the file) for one that cannot be used otherwise (permissions, a full disk)."""
+        """Create the table if needed (an older one gains the columns added since). StoreDamagedError
+        for a damaged file, SchedulerUnavailableError (naming the file) for one that cannot be used
+        otherwise (permissions, a full disk)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             with closing(self._connect()) as db, db:
@@ -118,6 +126,10 @@ class TimerStore:
                 if found != ["ok"]:
                     raise StoreDamagedError(f"SQLite's quick_check found damage: {'; '.join(found)[:200]}")
                 db.executescript(_SCHEMA)
+                present = {str(row[1]) for row in db.execute("PRAGMA table_info(timers)")}
+                for column, kind in _ADDED.items():
+                    if column not in present:
+                        db.execute(f"ALTER TABLE timers ADD COLUMN {column} {kind}")
         except sqlite3.Error as err:
             if getattr(err, "sqlite_errorname", "") in DAMAGED:
                 raise StoreDamagedError(str(err)) from err
@@ -127,9 +139,18 @@ class TimerStore:
         now = time.time()
         with closing(self._connect()) as db, db:
             db.execute(
-                "INSERT INTO timers (id, kind, name, payload, due, created, status, changed) "
-                "VALUES (?, ?, ?, ?, ?, ?, 'scheduled', ?)",
-                (job.id, job.kind, job.name, json.dumps(job.payload), job.due.timestamp(), now, now),
+                "INSERT INTO timers (id, kind, name, payload, due, created, status, changed, room) "
+                "VALUES (?, ?, ?, ?, ?, ?, 'scheduled', ?, ?)",
+                (
+                    job.id,
+                    job.kind,
+                    job.name,
+                    json.dumps(job.payload),
+                    job.due.timestamp(),
+                    now,
+                    now,
+                    job.room,
+                ),
             )
 
     def set(self, job_id: str, status: str, outcome: str) -> None:
@@ -219,4 +240,12 @@ def job_of(row: sqlite3.Row) -> Job:
         payload=payload,
         status=str(row["status"]),
         outcome=str(row["outcome"]),
+        room=_room(row),
     )
+
+
+def _room(row: sqlite3.Row) -> str | None:
+    """A row's room; None in a row of a file set aside before it had the column (``salvage``)."""
+    # "in" on a sqlite3.Row looks among its values, not its column names: keys() is needed here.
+    room = row["room"] if "room" in row.keys() else None  # noqa: SIM118
+    return str(room) if room else None

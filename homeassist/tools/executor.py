@@ -9,7 +9,9 @@ with exactly one message per tool call.
 
 Inside ``refusing(names, why)`` (a context variable: the request's task and the tasks it starts) a tool
 of ``names`` is not run, whoever asks: a model may call a tool it was never offered, so this is where a
-request that may not act (``[wyoming] allow_actions = false``) is held to it.
+request that may not act (``[wyoming] allow_actions = false``) is held to it. Inside ``in_room(room)``
+(another context variable, set by the Assistant for a whole request) ``current_room()`` is the room the
+request came from: a timer set then remembers it, to ring there.
 """
 
 from __future__ import annotations
@@ -52,6 +54,25 @@ def refusing(names: Iterable[str], why: str) -> Iterator[None]:
         yield
     finally:
         _REFUSED.reset(token)
+
+
+#: The room of the request being answered (``in_room``); None outside one, or for a request from no room.
+_ROOM: ContextVar[str | None] = ContextVar("request_room", default=None)
+
+
+@contextlib.contextmanager
+def in_room(room: str | None) -> Iterator[None]:
+    """While the block runs (and in tasks and threads it starts), ``current_room()`` is ``room``."""
+    token = _ROOM.set(room or None)
+    try:
+        yield
+    finally:
+        _ROOM.reset(token)
+
+
+def current_room() -> str | None:
+    """The room of the request being answered (``in_room``), else None."""
+    return _ROOM.get()
 
 
 class ToolExecutor:

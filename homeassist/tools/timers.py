@@ -8,7 +8,8 @@ timers need the daemon; the daemon's scheduler, when it cannot run, says why tim
 
 A delayed device action stores exactly the tool call that the same request without the delay makes
 (``{"tool": "set_level", "args": {"device": ..., "percent": ...}}``); ``stored_call`` reads it back,
-older stored jobs included.
+older stored jobs included. Every job keeps the room of the request that set it (``current_room``), so
+that it rings there.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field, model_validator
 
 from homeassist.scheduler.service import Job, Scheduler, SchedulerError
+from homeassist.tools.executor import current_room
 from homeassist.tools.when import describe_at, describe_duration, resolve_at
 
 DEVICE_ACTIONS = ("turn_on", "turn_off", "set_level")
@@ -102,18 +104,24 @@ def make_timer_tools(scheduler: Scheduler | None, timezone: tzinfo) -> list[Base
 
     def set_timer(seconds: int, name: str | None = None) -> str:
         label = (name or "").strip().lower()
-        need().add("timer", datetime.now(UTC) + timedelta(seconds=seconds), label, {"seconds": seconds})
+        need().add(
+            "timer",
+            datetime.now(UTC) + timedelta(seconds=seconds),
+            label,
+            {"seconds": seconds},
+            room=current_room(),
+        )
         what = f"{label} timer" if label else "Timer"
         return f"{what[0].upper()}{what[1:]} set for {describe_duration(seconds)}."
 
     def set_alarm(at: str) -> str:
         due = when(at, None)
-        need().add("alarm", due, "alarm", {"at": at})
+        need().add("alarm", due, "alarm", {"at": at}, room=current_room())
         return f"Alarm set for {describe_at(due.astimezone(timezone), now()).removeprefix('at ')}."
 
     def set_reminder(message: str, at: str | None = None, in_seconds: int | None = None) -> str:
         due = when(at, in_seconds)
-        need().add("reminder", due, "reminder", {"message": message.strip()})
+        need().add("reminder", due, "reminder", {"message": message.strip()}, room=current_room())
         return f"I'll remind you {spoken_when(due, in_seconds)} to {message.strip()}."
 
     def schedule_device_action(
@@ -130,7 +138,7 @@ def make_timer_tools(scheduler: Scheduler | None, timezone: tzinfo) -> list[Base
         args: dict[str, Any] = {"device": device}
         if action == "set_level":
             args["percent"] = percent
-        need().add("device", due, device.lower(), {"tool": action, "args": args})
+        need().add("device", due, device.lower(), {"tool": action, "args": args}, room=current_room())
         if action == "set_level":
             return f"I'll set {device} to {percent}% {spoken_when(due, in_seconds)}."
         verb = {"turn_on": "turn on", "turn_off": "turn off"}[action]
