@@ -4,10 +4,10 @@ Order of work: classify (pure) -> pick the tier's tools -> a resolved local comm
 ToolExecutor when ``prefer_local`` is on; an Intent that carries a ``question`` instead ("Did you mean
 the porch light or the porch lamp?", "There is no office here...") is said back, nothing run, and its
 ``choices`` wait ``follow_up_s`` for the answer ("the porch light", "the first one"), which runs the
-chosen command on the local path; the next request, whatever it is, ends the wait -> otherwise the
-model client answers with exactly the tier's tools. A model failure becomes a short spoken sentence
-(and, where the classifier resolved a command, the command still runs locally). One INFO summary line
-per request goes to the log.
+chosen command on the local path; the next request from the same source, whatever it is, ends the wait
+-> otherwise the model client answers with exactly the tier's tools. A model failure becomes a short
+spoken sentence (and, where the classifier resolved a command, the command still runs locally). One INFO
+summary line per request goes to the log.
 
 The web search (when there is one): a ``web`` request searches first and the model answers from the
 results with no tools bound; a ``general`` answer that says the model does not know (its sentences held

@@ -175,3 +175,10 @@ async def test_only_the_most_recent_sources_are_remembered(closed_url: str) -> N
     assert oldest.intent.command is None  # dropped: the least recent of MAX_SOURCES + 1
     newest = await runtime.assistant.handle("the first one", source=f"satellite:{MAX_SOURCES}")
     assert newest.intent.command is not None and newest.intent.command.args["device"] == "Living Room Lamp"
+
+
+async def test_a_pause_acts_on_the_rooms_one_device_only(closed_url: str) -> None:
+    assistant = with_home(runtime_for(closed_url)).assistant
+    assert assistant.acts_at_pause("turn on the light", 0.99, least=0.5, room="bedroom")
+    assert not assistant.acts_at_pause("turn on the light", 0.99, least=0.5)  # no room: not named
+    assert not assistant.acts_at_pause("turn on the light", 0.99, least=0.5, room="Porch")  # a group
