@@ -117,6 +117,28 @@ class Metrics:
             registry=r,
         )
         self.build = Info("homeassist_build", "The running version and configured model.", registry=r)
+        self.wyoming_requests = Counter(
+            "homeassist_wyoming_requests",
+            "Requests to the Wyoming services, by program (handle, asr, tts) and outcome.",
+            ["program", "outcome"],
+            registry=r,
+        )
+        self.satellite_connected = Gauge(
+            "homeassist_satellite_connected", "1 while the satellite is connected.", ["satellite"], registry=r
+        )
+        self.satellite_connections = Gauge(
+            "homeassist_satellite_reconnects",
+            "Times the satellite was connected again after its first connection.",
+            ["satellite"],
+            registry=r,
+        )
+        self.satellite_events = Counter(
+            "homeassist_satellite_events",
+            "What was heard from each satellite: wake (a wake word), command (an utterance answered), "
+            "nothing (a wake word and no speech).",
+            ["satellite", "event"],
+            registry=r,
+        )
 
     # --- requests ---------------------------------------------------------------------------------
 
@@ -157,6 +179,20 @@ class Metrics:
     def reject(self, source: str) -> None:
         """Count one request turned away with 503."""
         self.rejected.labels(label(source)).inc()
+
+    # --- Wyoming -----------------------------------------------------------------------------------
+
+    def wyoming_request(self, program: str, outcome: str) -> None:
+        """Fits ``WyomingService.on_request``."""
+        self.wyoming_requests.labels(label(program), label(outcome)).inc()
+
+    def set_satellite(self, name: str, connected: bool, reconnects: int) -> None:
+        satellite = label(name)
+        self.satellite_connected.labels(satellite).set(1 if connected else 0)
+        self.satellite_connections.labels(satellite).set(reconnects)
+
+    def satellite_event(self, name: str, event: str) -> None:
+        self.satellite_events.labels(label(name), label(event)).inc()
 
     # --- components -------------------------------------------------------------------------------
 

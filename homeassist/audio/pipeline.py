@@ -20,6 +20,11 @@ is alive), ``processed`` what reached the wake word and the endpointer (the loop
 drops are counted by why. A speaker stuck past its bound (see ``Speaker.problem``) no longer mutes
 capture: a hung player must not leave the assistant deaf.
 
+A satellite's loop (see ``homeassist.daemon.satellites``) is told of each step through ``on_event``
+(``wake``, ``speech-started``, ``speech-stopped``, ``nothing-heard``, ``transcript``), which it passes on to
+the satellite as Wyoming events; it shares the daemon's transcriber, which its ``aclose`` leaves open
+(``close_transcriber``).
+
 Memory: ``heard`` keeps the last ``HEARD_KEPT`` commands, and only with ``keep_text`` (the daemon
 passes ``[privacy] store_transcripts``); otherwise just ``utterances`` counts them.
 """
@@ -42,8 +47,9 @@ import numpy.typing as npt
 from homeassist.audio.capture import AudioFrame, AudioSource
 from homeassist.audio.endpoint import Endpointer, Event, NothingHeard, SpeechStarted, Utterance
 from homeassist.audio.speaker import Speaker
-from homeassist.audio.stt import BackgroundTranscriber
-from homeassist.audio.wake import WakeWordDetector, strip_wake_phrase
+from homeassist.audio.stt import SpeechTranscriber
+from homeassist.audio.wake import WakeWords, strip_wake_phrase
+from homeassist.errors import HomeassistError
 from homeassist.messages import Reply, Transcript
 from homeassist.vocabulary import says_stop
 
@@ -81,13 +87,14 @@ class VoiceLoop:
         self,
         source: AudioSource,
         *,
-        wake: WakeWordDetector,
+        wake: WakeWords,
         endpointer: Endpointer,
-        transcriber: BackgroundTranscriber,
+        transcriber: SpeechTranscriber,
         speaker: Speaker,
         handle: Callable[[str, Callable[[str], Awaitable[None]]], Awaitable[Reply]],
         keep_text: bool = True,
         act_after_s: float = 0.0,
+        close_transcriber: bool = True,
     ) -> None:
         self.source = source
         self.wake = wake
@@ -135,6 +142,13 @@ class VoiceLoop:
         #: Before a transcript is answered: a Reply refuses it (too unsure to act on), None lets it
         #: through (the daemon: the Assistant's ``refuse_unheard`` with ``[stt]`` thresholds).
         self.gate: Callable[[Transcript], Reply | None] | None = None
+        #: Told of each step: ("wake", the word), ("speech-started", ""), ("speech-stopped", ""),
+        #: ("nothing-heard", ""), ("transcript", the text, "" when nothing was understood).
+        self.on_event: Callable[[str, str], None] | None = None
+        self._close_transcriber = close_transcriber
+        #: Whether audio is dropped while the speaker plays (off for a satellite whose own wake word
+        #: fired: a person spoke over the reply on purpose).
+        self.mute_while_speaking = True
         if self._listening:
             self.endpointer.start()
 
@@ -171,13 +185,27 @@ class VoiceLoop:
         """Stop capture, drop what is queued to say, and release the speech model's worker."""
         await self.source.close()
         await self.speaker.aclose()
-        await self.transcriber.aclose()
+        if self._close_transcriber:
+            await self.transcriber.aclose()
+
+    async def interrupt(self) -> None:
+        """Cut the reply short: the answer being written is cancelled and what is queued to say dropped."""
+        for task in self._answers:
+            task.cancel()
+        await self.speaker.stop()
+
+    def _tell(self, step: str, detail: str = "") -> None:
+        if self.on_event is not None:
+            try:
+                self.on_event(step, detail)
+            except Exception:
+                _LOGGER.exception("Could not pass on the voice step %s", step)
 
     def _muted(self, frame: AudioFrame) -> bool:
         """While the speaker plays (and a short echo tail after), frames are dropped; not while it is
         stuck past its bound, when nothing is heard from it anyway."""
         now = time.monotonic()
-        if self.speaker.speaking and not self.speaker.stuck_s:
+        if self.speaker.speaking and not self.speaker.stuck_s and self.mute_while_speaking:
             self._muted_until = now + ECHO_TAIL_S
         if now < self._muted_until:
             self.dropped_while_speaking += 1
@@ -270,6 +298,7 @@ class VoiceLoop:
             self._speculation = None
             self.early_acts += 1
             self._queue.put_nowait((utterance.audio, utterance.speech_end_at, task))
+            self._tell("speech-stopped")
             self._done_listening()
 
     def _act(self, word: str | None, event: Event | None) -> None:
@@ -278,11 +307,13 @@ class VoiceLoop:
             self._listening = True
             self.endpointer.start(look_back=True)  # a late firing must not cut the command's first word
             asyncio.get_running_loop().create_task(self.speaker.beep())
+            self._tell("wake", word)
             return
         if not self._listening:
             return
         if isinstance(event, SpeechStarted):
             _LOGGER.debug("Speech started")
+            self._tell("speech-started")
         elif isinstance(event, Utterance):
             early: asyncio.Task[Transcript] | None = None
             if self._speculation is not None and self._speculation[0] == self._last_end:
@@ -292,8 +323,10 @@ class VoiceLoop:
                 self._speculation[1].cancel()
             self._speculation = None
             self._queue.put_nowait((event.audio, event.speech_end_at, early))
+            self._tell("speech-stopped")
             self._done_listening()
         elif isinstance(event, NothingHeard):
+            self._tell("nothing-heard")
             if self.wake.enabled:  # always listening: silence is the normal state, not a question
                 _LOGGER.info("Nothing heard after the wake word")
                 asyncio.get_running_loop().create_task(self.speaker.say(NOTHING_HEARD))
@@ -325,22 +358,31 @@ class VoiceLoop:
     async def _transcribed(
         self, audio: npt.NDArray[np.int16], speech_end_at: float, early: asyncio.Task[Transcript] | None
     ) -> None:
-        transcript = await early if early is not None else await self.transcriber.transcribe(audio)
+        try:
+            transcript = await early if early is not None else await self.transcriber.transcribe(audio)
+        except HomeassistError as err:  # a speech service gone (``[stt] uri``): said, and logged
+            _LOGGER.warning("Could not transcribe an utterance: %s", err)
+            self._tell("transcript", "")
+            if err.spoken:
+                await self.speaker.say(err.spoken)
+            return
+        except BaseException:
+            self._tell("transcript", "")
+            raise
         transcript = self._without_wake_phrase(transcript)
         heard = Heard(transcript, speech_end_at, time.monotonic())
         self.utterances += 1
         if self.keep_text:
             self.heard.append(heard)
         _LOGGER.debug("Heard %r (%s)", transcript.text, transcript.timings_ms)
+        self._tell("transcript", transcript.text)
         if not transcript.text:
             if self.wake.enabled:
                 await self.speaker.say(NOT_UNDERSTOOD)
             return
         if says_stop(transcript.text):
             heard.events.append("stopped")
-            for task in self._answers:
-                task.cancel()
-            await self.speaker.stop()
+            await self.interrupt()
             if self.on_stop is not None:
                 await self.on_stop()
             return

@@ -7,6 +7,11 @@ a WAV (espeak-ng ``--stdout``, or ``piper --output_file``), then played on the o
 when there is no output device). ``speaking`` is true from the first queued sentence until the last
 one has played, so capture can ignore what the assistant says itself; ``stop`` cuts a reply short.
 
+A speaker made with an ``output`` (a Wyoming satellite's link) plays there instead of on a device: the
+output takes each WAV, and ``speaking`` also lasts while the output says it is still playing (a
+satellite plays what it was sent after it was sent). No tone is sent to an output (a satellite plays
+its own on a wake word).
+
 Every step is bounded: synthesis by ``SYNTH_TIMEOUT_S``, playing by the audio's own length plus
 ``play_margin_s``. A player that hangs (a stuck sound card or driver) is killed, said once in the log,
 and the speaker goes on with the next sentence; ``problem`` says so (the daemon's voice component
@@ -31,6 +36,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -66,6 +72,19 @@ def _tone(frequency: float = 880.0, seconds: float = 0.15, rate: int = 16_000) -
 
 
 TONE = _tone()
+
+
+class Output(Protocol):
+    """Somewhere else to play replies (a satellite's speaker)."""
+
+    async def play(self, wav: bytes) -> bool:
+        """Play a WAV (bounded); whether it is known to have been heard."""
+        ...
+
+    @property
+    def playing(self) -> bool:
+        """Whether what was sent may still be playing there."""
+        ...
 
 
 class SpeakerError(HomeassistError):
@@ -131,9 +150,12 @@ class Speaker:
         *,
         device: str | None = None,
         keep_text: bool = True,
+        output: Output | None = None,
     ) -> None:
         self.tts = tts
         self.device = device
+        #: Where replies play instead of a device (a satellite), if anywhere.
+        self.output = output
         self.wav_dir = Path(audio.wav_dir).expanduser() if audio.wav_dir else None
         self.piper_model = Path(tts.piper_model).expanduser() if tts.piper_model else None
         #: Whether ``spoken`` keeps what was said (the daemon: ``[privacy] store_transcripts``).
@@ -172,7 +194,7 @@ class Speaker:
 
     @property
     def speaking(self) -> bool:
-        return not self._idle.is_set()
+        return not self._idle.is_set() or (self.output is not None and self.output.playing)
 
     @property
     def stuck_s(self) -> float:
@@ -243,7 +265,7 @@ class Speaker:
                 else:
                     self.spoken.append(await self._speak(sentence))
                     self.sentences += 1
-            except SpeakerError as err:
+            except HomeassistError as err:  # the engine, the player or the output (a satellite gone)
                 _LOGGER.warning("Could not speak a sentence: %s", err)
                 _LOGGER.debug("The sentence not spoken: %r", sentence)
             except Exception:
@@ -265,9 +287,9 @@ class Speaker:
             self._count += 1
             spoken.wav = self.wav_dir / f"reply-{time.strftime('%Y%m%d-%H%M%S')}-{self._count:04d}.wav"
             await asyncio.to_thread(_write_reply, spoken.wav, wav)
-        if self.device is not None:
+        if self.output is not None or self.device is not None:
             played = time.perf_counter()
-            spoken.played = await self._play(wav)
+            spoken.played = await (self.output.play(wav) if self.output is not None else self._play(wav))
             spoken.timings_ms["play"] = round((time.perf_counter() - played) * 1000, 1)
         elif self.wav_dir is None:
             _LOGGER.debug("No output device and no [audio] wav_dir: %r is not played", sentence)

@@ -28,7 +28,7 @@ from homeassist.audio.capture import (
 from homeassist.audio.endpoint import Endpointer, NothingHeard, Utterance
 from homeassist.audio.pipeline import VoiceLoop
 from homeassist.audio.speaker import Speaker, output_device
-from homeassist.audio.stt import BackgroundTranscriber
+from homeassist.audio.stt import BackgroundTranscriber, SpeechTranscriber
 from homeassist.audio.wake import WakeWordDetector, wake_phrase
 from homeassist.config.settings import Settings
 from homeassist.errors import AudioError
@@ -56,24 +56,15 @@ def build_speaker(settings: Settings) -> Speaker:
     )
 
 
-def build_transcriber(settings: Settings, state_dir: Path) -> BackgroundTranscriber:
-    """faster-whisper here, or with ``[stt] uri`` the Wyoming asr service there (no model loaded here).
-
-    Both are a ``SpeechTranscriber`` (homeassist.audio.stt). The annotation still names
-    BackgroundTranscriber, which VoiceLoop and the daemon take: the cast goes when they take
-    SpeechTranscriber; RemoteTranscriber has every attribute they use (tests/audio/test_remote_stt.py).
-    """
+def build_transcriber(settings: Settings, state_dir: Path) -> SpeechTranscriber:
+    """faster-whisper here, or with ``[stt] uri`` the Wyoming asr service there (no model loaded here)."""
     wake_phrases = [wake_phrase(word) for word in settings.wake.words]
     if settings.stt.uri:
-        from typing import cast
-
         from homeassist.audio.remote_stt import RemoteTranscriber
-        from homeassist.audio.stt import SpeechTranscriber
 
-        remote: SpeechTranscriber = RemoteTranscriber(
+        return RemoteTranscriber(
             settings.stt, language=settings.assistant.language, wake_phrases=wake_phrases
         )
-        return cast(BackgroundTranscriber, remote)
     return BackgroundTranscriber(
         settings.stt,
         language=settings.assistant.language,
@@ -98,9 +89,16 @@ def build_wake(settings: Settings) -> WakeWordDetector:
     return WakeWordDetector(wake.words, threshold=wake.threshold, refractory_s=wake.refractory_s)
 
 
-async def build_voice(settings: Settings, state_dir: Path, handle: Handle) -> VoiceLoop | None:
+async def build_voice(
+    settings: Settings,
+    state_dir: Path,
+    handle: Handle,
+    shared: Callable[[], Awaitable[SpeechTranscriber]] | None = None,
+) -> VoiceLoop | None:
     """The daemon's voice loop; None when voice is off (``[audio] input = 'none'``). AudioError when
-    there is no microphone (the daemon tries again later)."""
+    there is no microphone (the daemon tries again later). ``shared``: gives the loaded transcriber the
+    loop shares (the daemon's, asked for only once a microphone is found; the loop leaves it open);
+    None: one of its own, loaded here."""
     spec = settings.audio.input
     if spec == "none":
         _LOGGER.info("Voice input is off ([audio] input = 'none'); typed requests only")
@@ -113,8 +111,11 @@ async def build_voice(settings: Settings, state_dir: Path, handle: Handle) -> Vo
         )
     wake = await asyncio.to_thread(build_wake, settings)
     endpointer = await asyncio.to_thread(build_endpointer, settings)
-    transcriber = build_transcriber(settings, state_dir)
-    await transcriber.load()
+    if shared is not None:
+        transcriber = await shared()
+    else:
+        transcriber = build_transcriber(settings, state_dir)
+        await transcriber.load()
     speaker = await asyncio.to_thread(build_speaker, settings)  # looks for an output device
     words = ", ".join(settings.wake.words) or "none: always listening"
     _LOGGER.info("Listening on input device %s (wake words: %s)", device, words)
@@ -127,6 +128,7 @@ async def build_voice(settings: Settings, state_dir: Path, handle: Handle) -> Vo
         handle=handle,
         keep_text=settings.privacy.store_transcripts,
         act_after_s=settings.vad.act_after_ms / 1000,
+        close_transcriber=shared is None,
     )
 
 

@@ -15,6 +15,7 @@ the event loop. Construction loads four ONNX sessions (about 0.2 s): do it in a 
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import logging
 import math
@@ -22,7 +23,7 @@ import re
 from collections.abc import Sequence
 from difflib import SequenceMatcher
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -119,6 +120,19 @@ def _session(path: Path) -> Any:
         raise WakeWordError(f"cannot load the model {path}: {err}") from err
 
 
+class WakeWords(Protocol):
+    """What the voice loop needs of a wake word: :class:`WakeWordDetector`, or a satellite's."""
+
+    #: False: always listening (every utterance is a command).
+    enabled: bool
+    #: The wake words (model names), whose phrase is cut from a transcript's start.
+    words: tuple[str, ...]
+
+    def process(self, frame: AudioFrame) -> str | None: ...
+
+    def reset(self) -> None: ...
+
+
 class WakeWordDetector:
     """Scores each frame with every configured wake word; ``words=[]`` means always listening (no-op)."""
 
@@ -165,6 +179,15 @@ class WakeWordDetector:
         self._keep = max(rows for _, _, rows in self._words.values())
         self._initial_features = self._noise_features()
         self.reset()
+
+    def sharing(self) -> WakeWordDetector:
+        """A detector for another audio stream (a satellite) that shares these models: the ONNX sessions
+        (one model set in memory, whatever the number of streams; onnxruntime runs a session from
+        several threads) with its own buffers and refractory."""
+        other = copy.copy(self)
+        other.scores = {}
+        other.reset()
+        return other
 
     def _noise_features(self) -> npt.NDArray[np.float32]:
         """Embeddings of 4 s of quiet noise to start the history from, as openWakeWord does (but seeded)."""

@@ -3,10 +3,11 @@
 Components (each with a state and a heartbeat, see ``supervisor``), in start order: ``requests`` (the
 one worker answering the queue), ``zwave`` (the connection, or the simulated home), ``model`` (warm-up,
 then a reachability probe), ``web`` (the browser starts on the first search), ``api`` (the control
-API), ``voice`` (microphone, wake word, speech), ``wyoming`` (the Wyoming services, with ``[wyoming]
-enabled``) and ``console`` (typed requests on stdin). Requests from the console, the API, the microphone
-and Wyoming clients go through one bounded queue, answered one at a time in the order they came. The
-end of stdin (``/dev/null`` under systemd) stops the console, not the daemon.
+API), ``voice`` (microphone, wake word, speech), ``satellite:NAME`` (each ``[satellites.NAME]``),
+``wyoming`` (the Wyoming services, with ``[wyoming] enabled``) and ``console`` (typed requests on stdin).
+Requests from the console, the API, the microphone, the satellites and Wyoming clients go through one
+bounded queue, answered one at a time in the order they came. The end of stdin (``/dev/null`` under
+systemd) stops the console, not the daemon.
 
 Signals: SIGTERM or SIGINT stops taking input (the console and Wyoming), lets the request in flight
 finish within ``[assistant] shutdown_timeout_s`` (then abandons it), stops the components in reverse
@@ -15,8 +16,14 @@ once, what needs a restart).
 
 This module wires the parts together; each concern lives beside it: ``monitors`` and ``voice`` (the
 components' loops), ``health`` (the status line, what a request's outcome says about the parts),
-``jobs`` (a scheduled device action), ``reload`` (SIGHUP), and the scheduler's ``announcer`` (what a
-fired or lost job says, a timer ringing until "stop").
+``jobs`` (a scheduled device action), ``reload`` (SIGHUP), ``satellites`` (one component per Wyoming
+satellite, ``satellite:NAME``), and the scheduler's ``announcer`` (what a fired or lost job says, a timer
+ringing until "stop", in the room it was set from).
+
+One speech model serves every listener: the daemon's transcriber, made and loaded when the first of the
+microphone, a satellite or the Wyoming ``asr`` service needs it, is shared by all of them and released
+when the daemon stops. Requests from the console, the API and the microphone carry ``[assistant] room``;
+a satellite's carry its room.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -36,7 +44,9 @@ from homeassist import __version__
 from homeassist.api.server import ApiHooks, ControlAPI
 from homeassist.api.token import ensure_token, token_path
 from homeassist.audio.pipeline import VoiceLoop
-from homeassist.audio.voice import build_voice
+from homeassist.audio.stt import SpeechTranscriber
+from homeassist.audio.voice import build_transcriber, build_voice
+from homeassist.audio.wake import WakeWordDetector
 from homeassist.config.loader import LoadedConfig, private_file, private_state, state_dir
 from homeassist.config.settings import Settings
 from homeassist.daemon import reload as settings_reload
@@ -47,6 +57,7 @@ from homeassist.daemon.monitors import beat_forever, watch_model, watch_zwave
 from homeassist.daemon.notify import Notifier, watchdog
 from homeassist.daemon.requests import RequestQueue
 from homeassist.daemon.runtime import Runtime, build_runtime
+from homeassist.daemon.satellites import SOURCE_PREFIX, Satellite, SatelliteParts, SharedWake, run_satellite
 from homeassist.daemon.supervisor import Component, Supervisor
 from homeassist.daemon.voice import hook_up, watch
 from homeassist.daemon.wyoming import serve_wyoming
@@ -54,7 +65,7 @@ from homeassist.errors import QueueFullError
 from homeassist.llm.base import SentenceSink
 from homeassist.messages import Intent, Reply
 from homeassist.metrics import Metrics
-from homeassist.scheduler.announcer import Announcer
+from homeassist.scheduler.announcer import Announcer, Speakers
 from homeassist.scheduler.announcer import Speaker as AnnouncingSpeaker
 from homeassist.scheduler.service import FILE_NAME as SCHEDULER_FILE
 from homeassist.scheduler.service import Job, Scheduler
@@ -64,11 +75,15 @@ from homeassist.web.build import purge_browser_logs
 
 _LOGGER = logging.getLogger(__name__)
 
+#: Sources on this machine: their requests carry ``[assistant] room``.
+LOCAL_SOURCES = frozenset({"console", "voice", "api"})
+
 #: Named bounds for stopping each part.
 STOP_TIMEOUTS_S = {
     "scheduler": 3.0,
     "console": 1.0,
     "wyoming": 8.0,
+    "satellite": 8.0,
     "voice": 5.0,
     "requests": 2.0,
     "api": 3.0,
@@ -89,11 +104,13 @@ class Daemon:
         self.stdin = stdin
         self.stdout = stdout or sys.stdout
         self.voice: VoiceLoop | None = None
+        #: The satellites running now, by name.
+        self.satellites: dict[str, Satellite] = {}
         # What a fired or lost job says, said between requests; the queue is made below.
         self.announcer = Announcer(
             between=lambda timeout_s: self.queue.between(timeout_s),
-            speaker=self._audible_speaker,
-            listening=lambda: self.voice is not None and self.voice.listening,
+            speaker=self._speaker_in,
+            listening=self._someone_speaking,
             ring_s=self.settings.scheduler.ring_s,
         )
         self.scheduler = Scheduler(
@@ -124,6 +141,8 @@ class Daemon:
         self._stop = asyncio.Event()
         self._stopped_by = ""
         self._reloads: set[asyncio.Task[list[str]]] = set()
+        self._transcriber: SpeechTranscriber | None = None
+        self._transcriber_lock = asyncio.Lock()
 
     # --- running ----------------------------------------------------------------------------------
 
@@ -166,6 +185,22 @@ class Daemon:
         if settings.api.enabled:
             run("api", self._api)
         run("voice", self._voice)
+        if settings.satellites:
+            parts = SatelliteParts(
+                settings=settings,
+                queue=self.queue,
+                assistant=self.runtime.assistant,
+                metrics=self.metrics,
+                transcriber=self.transcriber,
+                wake=SharedWake(settings),
+                on_stop=self.announcer.dismiss,
+                muted=lambda: self.muted,
+            )
+            for name in settings.satellites:
+                run(
+                    SOURCE_PREFIX + name,
+                    partial(run_satellite, name=name, parts=parts, running=self.satellites),
+                )
         if settings.wyoming.enabled:
             run("wyoming", self._wyoming)
         if self.stdin is not None:
@@ -197,10 +232,16 @@ class Daemon:
         await self._stop_component("wyoming")
         if self.voice is not None:
             self.voice.paused = True
+        for satellite in self.satellites.values():
+            satellite.loop.paused = True
         await self.queue.finish(self.settings.assistant.shutdown_timeout_s)
         await self.announcer.dismiss()
+        satellites = [n for n in self.supervisor.components if n.startswith(SOURCE_PREFIX)]
+        await asyncio.gather(*(self._stop_component(name) for name in satellites))
         for name in ("voice", "requests", "api", "scheduler", "model", "zwave"):
             await self._stop_component(name)
+        if self._transcriber is not None:
+            await self._transcriber.aclose()
         runtime = self.runtime
         if runtime.web is not None:
             await self._bounded("browser", runtime.web.mcp.aclose())
@@ -213,7 +254,7 @@ class Daemon:
 
     async def _stop_component(self, name: str) -> None:
         if name in self.supervisor.components:
-            await self.supervisor.stop(name, STOP_TIMEOUTS_S[name])
+            await self.supervisor.stop(name, STOP_TIMEOUTS_S[name.split(":")[0]])
 
     async def _bounded(self, name: str, step: Awaitable[None]) -> None:
         try:
@@ -226,13 +267,22 @@ class Daemon:
     # --- requests ---------------------------------------------------------------------------------
 
     async def _answer(
-        self, text: str, source: str, on_sentence: SentenceSink | None, /, *, allow_actions: bool = True
+        self,
+        text: str,
+        source: str,
+        on_sentence: SentenceSink | None,
+        /,
+        *,
+        allow_actions: bool = True,
+        room: str | None = None,
     ) -> Reply:
+        if room is None and source in LOCAL_SOURCES:
+            room = self.settings.assistant.room or None
         if allow_actions and self.announcer.rings and dismisses(text):
             await self.announcer.dismiss()
             return Reply(text="Okay.", request=text, intent=Intent("timer", 1.0), path="local")
         reply = await self.runtime.assistant.handle(
-            text, on_sentence=on_sentence, allow_actions=allow_actions
+            text, on_sentence=on_sentence, allow_actions=allow_actions, source=source, room=room
         )
         self.metrics.observe_reply(reply, self.runtime.model.model_name)
         learn_from(reply, self.supervisor, web_search=self.runtime.web is not None)
@@ -273,11 +323,47 @@ class Daemon:
         await self.announcer.lost(job, why)
 
     def _audible_speaker(self) -> AnnouncingSpeaker | None:
-        """The speaker a person hears now (an output device, or replies kept as WAV), if any."""
+        """The local speaker, when a person hears it now (an output device, or replies kept as WAV)."""
         voice = self.voice
         if voice is None or (voice.speaker.device is None and not voice.speaker.wav_dir):
             return None
         return voice.speaker
+
+    def _speaker_in(self, room: str | None) -> AnnouncingSpeaker | None:
+        """Where an announcement for ``room`` is heard: the satellites in it and the local speaker when
+        ``[assistant] room`` is it; for no room, or a room with none of them, every satellite connected
+        and the local speaker (heard somewhere rather than nowhere)."""
+        local = self._audible_speaker()
+        satellites = [s for s in self.satellites.values() if s.link.connected]
+        everywhere: list[AnnouncingSpeaker] = [s.speaker for s in satellites]
+        if local is not None:
+            everywhere.append(local)
+        chosen = everywhere
+        if room:
+            key = room.casefold()
+            chosen = [s.speaker for s in satellites if (s.room or "").casefold() == key]
+            if local is not None and self.settings.assistant.room.casefold() == key:
+                chosen.append(local)
+            chosen = chosen or everywhere
+        if not chosen:
+            return None
+        return chosen[0] if len(chosen) == 1 else Speakers(chosen)
+
+    def _someone_speaking(self) -> bool:
+        """Whether someone speaks to a microphone now (after a wake word): a ringing round waits."""
+        loops = [s.loop for s in self.satellites.values()]
+        if self.voice is not None:
+            loops.append(self.voice)
+        return any(loop.listening for loop in loops)
+
+    async def transcriber(self) -> SpeechTranscriber:
+        """The daemon's one transcriber (one speech model for every listener: the microphone, the
+        satellites, the Wyoming asr service), made and loaded (off the event loop) on first use."""
+        async with self._transcriber_lock:
+            if self._transcriber is None:
+                self._transcriber = build_transcriber(self.settings, state_dir(self.settings))
+            await self._transcriber.load()
+            return self._transcriber
 
     async def _api(self, component: Component) -> None:
         settings = self.settings.api
@@ -306,13 +392,18 @@ class Daemon:
         async def handle(text: str, speak: Callable[[str], Awaitable[None]]) -> Reply:
             return await self.queue.ask(text, "voice", speak, wait_for_slot=True)
 
-        voice = await build_voice(self.settings, state_dir(self.settings), handle)
+        voice = await build_voice(self.settings, state_dir(self.settings), handle, self.transcriber)
         if voice is None:
             component.set("stopped", "off: [audio] input = 'none'")
             return
         voice.paused = self.muted
         voice.on_stop = self.announcer.dismiss
-        hook_up(voice, self.runtime.assistant, self.settings.stt)
+        hook_up(
+            voice,
+            self.runtime.assistant,
+            self.settings.stt,
+            room=lambda: self.settings.assistant.room or None,
+        )
         self.voice = voice
         await watch(voice, component, muted=lambda: self.muted, forget=self._forget_voice)
 
@@ -320,7 +411,9 @@ class Daemon:
         self.voice = None
 
     async def _wyoming(self, component: Component) -> None:
-        await serve_wyoming(component, self.settings, self.queue, self.runtime.zwave.home, lambda: self.voice)
+        await serve_wyoming(
+            component, self.settings, self.queue, self.transcriber, on_request=self.metrics.wyoming_request
+        )
 
     async def _console(self, component: Component) -> None:
         assert self.stdin is not None
@@ -348,6 +441,8 @@ class Daemon:
         self.muted = muted
         if self.voice is not None:
             self.voice.paused = muted
+        for satellite in self.satellites.values():
+            satellite.loop.paused = muted
         voice = self.supervisor.components.get("voice")
         if voice is not None and voice.state == "ready":
             voice.set("ready", "muted" if muted else "listening")
@@ -368,7 +463,10 @@ class Daemon:
             self.settings,
             self.token,
             set_aliases=self.runtime.zwave.control.set_aliases,
-            wake=voice.wake if voice is not None else None,
+            wake=[
+                *([voice.wake] if voice is not None and isinstance(voice.wake, WakeWordDetector) else []),
+                *(satellite.wake for satellite in self.satellites.values()),
+            ],
         )
         if reloaded is not None:
             self.settings, self.token = reloaded.settings, reloaded.token

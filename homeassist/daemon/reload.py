@@ -66,11 +66,12 @@ async def reload(
     token: str,
     *,
     set_aliases: Callable[[Mapping[str, Sequence[str]]], None],
-    wake: WakeWord | None,
+    wake: WakeWord | Sequence[WakeWord] | None,
 ) -> Reloaded | None:
     """Read ``path`` again (the defaults when None) and apply the live changes: the log level, the
-    Z-Wave aliases (``set_aliases``), the wake word's threshold (``wake``, when voice runs) and the API
-    token. None when the file cannot be used (logged): the running configuration stays."""
+    Z-Wave aliases (``set_aliases``), the wake words' threshold (``wake``: the detectors running, the
+    microphone's and the satellites') and the API token. None when the file cannot be used (logged):
+    the running configuration stays."""
     try:
         loaded = await asyncio.to_thread(_read, path)
     except ConfigError as err:
@@ -85,8 +86,10 @@ async def reload(
     if "zwave.aliases" in changed:
         set_aliases(new.zwave.aliases)
         applied.append("zwave.aliases")
-    if "wake.threshold" in changed and wake is not None:
-        wake.threshold = new.wake.threshold
+    detectors = [] if wake is None else list(wake) if isinstance(wake, Sequence) else [wake]
+    if "wake.threshold" in changed and detectors:
+        for detector in detectors:
+            detector.threshold = new.wake.threshold
         applied.append("wake.threshold")
     try:
         new_token = await asyncio.to_thread(ensure_token, token_path(new))

@@ -11,7 +11,8 @@ request in flight only, never for those queued behind it, and at most its bound;
 while the announcement is queued for the speaker.
 
 A request carries ``allow_actions`` (True but for a Wyoming conversation without ``[wyoming]
-allow_actions``) to the handler, which passes it to ``Assistant.handle``.
+allow_actions``) and its ``room`` (a satellite's, or ``[assistant] room``; None: none) to the handler,
+which passes them to ``Assistant.handle``.
 
 Shutdown: ``close`` refuses new requests; ``finish`` waits (bounded) for the one in flight, then
 abandons it (cancelled) and everything still waiting (``ShuttingDownError``).
@@ -36,11 +37,18 @@ _LOGGER = logging.getLogger(__name__)
 
 
 class Handler(Protocol):
-    """Answers one request: its text, its source ("api", "voice", ...), where its sentences go, and
-    whether it may act on the home and the schedule."""
+    """Answers one request: its text, its source ("api", "voice", "satellite:kitchen", ...), where its
+    sentences go, whether it may act on the home and the schedule, and the room it came from."""
 
     def __call__(
-        self, text: str, source: str, on_sentence: SentenceSink | None, /, *, allow_actions: bool
+        self,
+        text: str,
+        source: str,
+        on_sentence: SentenceSink | None,
+        /,
+        *,
+        allow_actions: bool,
+        room: str | None,
     ) -> Coroutine[Any, Any, Reply]: ...
 
 
@@ -57,6 +65,7 @@ class _Job:
     on_sentence: SentenceSink | None
     future: asyncio.Future[Reply]
     allow_actions: bool = True
+    room: str | None = None
     queued_at: float = field(default_factory=time.monotonic)
 
 
@@ -122,10 +131,11 @@ class RequestQueue:
         on_sentence: SentenceSink | None = None,
         *,
         allow_actions: bool = True,
+        room: str | None = None,
     ) -> asyncio.Future[Reply]:
         """Queue a request; its Reply (or error) arrives on the future. Never waits."""
         self._check_open()
-        job = self._job(text, source, on_sentence, allow_actions)
+        job = self._job(text, source, on_sentence, allow_actions, room)
         try:
             self._queue.put_nowait(job)
         except asyncio.QueueFull:
@@ -144,12 +154,13 @@ class RequestQueue:
         *,
         wait_for_slot: bool = False,
         allow_actions: bool = True,
+        room: str | None = None,
     ) -> Reply:
         """Queue a request and wait for its Reply; with ``wait_for_slot`` a full queue is waited out."""
         if not wait_for_slot:
-            return await self.submit(text, source, on_sentence, allow_actions=allow_actions)
+            return await self.submit(text, source, on_sentence, allow_actions=allow_actions, room=room)
         self._check_open()
-        job = self._job(text, source, on_sentence, allow_actions)
+        job = self._job(text, source, on_sentence, allow_actions, room)
         await self._queue.put(job)
         if self._closed and not job.future.done():
             # It got its slot as homeassist began to stop: it will not be answered.
@@ -190,7 +201,9 @@ class RequestQueue:
         self._depth_changed()
         started = time.monotonic()
         task = asyncio.create_task(
-            self._handle(job.text, job.source, job.on_sentence, allow_actions=job.allow_actions),
+            self._handle(
+                job.text, job.source, job.on_sentence, allow_actions=job.allow_actions, room=job.room
+            ),
             name=f"request-{job.source}",
         )
         self._current_task = task
@@ -245,9 +258,16 @@ class RequestQueue:
         self._depth_changed()
         return clean
 
-    def _job(self, text: str, source: str, on_sentence: SentenceSink | None, allow_actions: bool) -> _Job:
+    def _job(
+        self,
+        text: str,
+        source: str,
+        on_sentence: SentenceSink | None,
+        allow_actions: bool,
+        room: str | None,
+    ) -> _Job:
         future = asyncio.get_running_loop().create_future()
-        return _Job(text, source, on_sentence, future, allow_actions)
+        return _Job(text, source, on_sentence, future, allow_actions, room)
 
     def _check_open(self) -> None:
         if self._closed:

@@ -28,8 +28,16 @@ from homeassist.messages import Reply, Transcript
 AUDIO_SILENT_S = 5.0
 
 
-def hook_up(voice: VoiceLoop, assistant: Assistant, stt: SttSettings) -> None:
-    """The Assistant's gate, its acting at a pause and its home's names, on ``voice``."""
+def hook_up(
+    voice: VoiceLoop,
+    assistant: Assistant,
+    stt: SttSettings,
+    *,
+    source: str = "voice",
+    room: Callable[[], str | None] = lambda: None,
+) -> None:
+    """The Assistant's gate, its acting at a pause (for requests from ``source`` in ``room()``, as the
+    request queue will answer them) and its home's names, on ``voice``."""
 
     def refuse_unheard(transcript: Transcript) -> Reply | None:
         return assistant.refuse_unheard(
@@ -41,7 +49,11 @@ def hook_up(voice: VoiceLoop, assistant: Assistant, stt: SttSettings) -> None:
 
     def acts_at_pause(transcript: Transcript) -> bool:
         return assistant.acts_at_pause(
-            transcript.text, transcript.confidence, least=stt.min_command_confidence
+            transcript.text,
+            transcript.confidence,
+            least=stt.min_command_confidence,
+            source=source,
+            room=room(),
         )
 
     def home_for_speech() -> dict[str, Any] | None:

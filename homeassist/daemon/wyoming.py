@@ -3,99 +3,65 @@
 
 ``handle`` goes through the daemon's request queue like every other source (source "wyoming"), with
 ``[wyoming] allow_actions``: off, the Assistant neither offers nor runs a tool that acts. ``asr`` uses the
-voice loop's speech model while it has one loaded, else one of its own, made and loaded (off the event
-loop) on the first request; without faster-whisper there is no ``asr``. ``tts`` synthesizes with the
-speaker's engine and plays nothing; without the engine there is no ``tts``. What is not served is said
-once at INFO, with why.
+daemon's one transcriber (the speech model the microphone and the satellites share), loaded off the
+event loop on the first request if nothing loaded it before; without faster-whisper there is no
+``asr``. ``tts`` synthesizes with the speaker's engine and plays nothing; without the engine there is
+no ``tts``. What is not served is said once at INFO, with why.
 
 A start that fails (the address in use) raises :class:`~homeassist.wyoming.WyomingError` with the fix:
 the supervisor makes the component degraded, logs it once and tries again with backoff; the daemon
 goes on. Shutdown: the daemon stops this component right after the console, before the queue finishes,
-so no conversation arrives while the last request is answered; the service stops (bounded), then the
-speech model of its own, if it made one, is released.
+so no conversation arrives while the last request is answered; the service stops (bounded).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import logging
-from collections.abc import Callable, Mapping
-from pathlib import Path
-from typing import Any
+from collections.abc import Awaitable, Callable
 
 import numpy as np
 import numpy.typing as npt
 
-from homeassist.audio.pipeline import VoiceLoop
 from homeassist.audio.speaker import Speaker
-from homeassist.audio.stt import BackgroundTranscriber
-from homeassist.config.loader import state_dir
+from homeassist.audio.stt import SpeechTranscriber
 from homeassist.config.settings import Settings
 from homeassist.daemon.monitors import beat_forever
 from homeassist.daemon.requests import RequestQueue
 from homeassist.daemon.supervisor import Component
 from homeassist.errors import HomeassistError
 from homeassist.messages import Reply, Transcript
-from homeassist.wyoming import Description, Synthesizer, Transcriber, WyomingService
+from homeassist.wyoming import Description, Synthesizer, WyomingService
 
 _LOGGER = logging.getLogger(__name__)
 
 #: The request queue's source name for Wyoming conversations (logs, metrics).
 SOURCE = "wyoming"
-#: The home whose names bias recognition (the device backend's ``home``).
-Home = Callable[[], Mapping[str, Any] | None]
 
 
 class SpeechToText:
-    """``asr``: the voice loop's transcriber while it has its model loaded (one speech model in memory),
-    else one of its own, loaded on the first request. ``aclose`` releases only its own."""
+    """``asr``: the daemon's one transcriber (the speech model the microphone and the satellites use),
+    loaded on the first request when nothing loaded it before."""
 
-    def __init__(
-        self,
-        settings: Settings,
-        state: Path,
-        *,
-        home: Home,
-        voice: Callable[[], BackgroundTranscriber | None],
-    ) -> None:
-        self._settings = settings
-        self._state = state
-        self._home = home
-        self._voice = voice
-        self._own: BackgroundTranscriber | None = None
+    def __init__(self, transcriber: Callable[[], Awaitable[SpeechTranscriber]]) -> None:
+        self._transcriber = transcriber
 
     async def __call__(self, audio: npt.NDArray[np.int16], /) -> Transcript:
-        voice = self._voice()
-        transcriber = voice if voice is not None and voice.loaded else self._mine()
+        transcriber = await self._transcriber()
         return await transcriber.transcribe(audio, source=SOURCE)
-
-    def _mine(self) -> BackgroundTranscriber:
-        if self._own is None:
-            settings = self._settings
-            self._own = BackgroundTranscriber(
-                settings.stt, language=settings.assistant.language, state_dir=self._state, home=self._home
-            )
-            _LOGGER.info(
-                "Loading a speech model for the Wyoming asr service (the voice loop has none loaded)"
-            )
-        return self._own
-
-    async def aclose(self) -> None:
-        own, self._own = self._own, None
-        if own is not None:
-            await own.aclose()
 
 
 def speech_to_text(
-    settings: Settings, state: Path, *, home: Home, voice: Callable[[], BackgroundTranscriber | None]
+    settings: Settings, transcriber: Callable[[], Awaitable[SpeechTranscriber]]
 ) -> SpeechToText | None:
-    """The ``asr`` collaborator, or None (said why) when faster-whisper is not installed."""
-    if importlib.util.find_spec("faster_whisper") is None:
+    """The ``asr`` collaborator, or None (said why) when faster-whisper is not installed and there is no
+    ``[stt] uri``."""
+    if not settings.stt.uri and importlib.util.find_spec("faster_whisper") is None:
         _LOGGER.info(
             "Wyoming asr is not served: faster-whisper is not installed (pip install 'homeassist[audio]')"
         )
         return None
-    return SpeechToText(settings, state, home=home, voice=voice)
+    return SpeechToText(transcriber)
 
 
 def text_to_speech(settings: Settings) -> Synthesizer | None:
@@ -115,27 +81,23 @@ async def serve_wyoming(
     component: Component,
     settings: Settings,
     queue: RequestQueue,
-    home: Home,
-    voice: Callable[[], VoiceLoop | None],
+    transcriber: Callable[[], Awaitable[SpeechTranscriber]],
+    *,
+    on_request: Callable[[str, str], None] | None = None,
 ) -> None:
     """Serve until cancelled (a supervised component's work); WyomingError when it cannot listen.
-    ``home``: the device backend's; ``voice``: the daemon's voice loop now, if it has one."""
+    ``transcriber``: the daemon's, loaded; ``on_request``: told (program, outcome) of each request."""
 
     async def handle(text: str, /, *, allow_actions: bool) -> Reply:
         return await queue.ask(text, SOURCE, allow_actions=allow_actions)
 
-    def voice_transcriber() -> BackgroundTranscriber | None:
-        loop = voice()
-        return loop.transcriber if loop is not None else None
-
-    transcribe = speech_to_text(settings, state_dir(settings), home=home, voice=voice_transcriber)
-    asr: Transcriber | None = transcribe
     service = WyomingService(
         settings.wyoming,
         Description.from_settings(settings),
-        transcribe=asr,
+        transcribe=speech_to_text(settings, transcriber),
         synthesize=text_to_speech(settings),
         handle=handle,
+        on_request=on_request,
     )
     try:
         await service.start()
@@ -143,5 +105,3 @@ async def serve_wyoming(
         await beat_forever(component)
     finally:
         await service.stop()
-        if transcribe is not None:
-            await transcribe.aclose()

@@ -10,9 +10,13 @@
   idle, for ``ring_s`` or until ``dismiss`` (someone said "stop"). A round is skipped while someone is
   speaking (perhaps to say "stop"). A new ring ends the one before.
 
+Rooms: a job set from a room (``Job.room``: a satellite's, or ``[assistant] room``) is said and rings
+there; one without a room everywhere a person may hear it (every satellite and the local speaker).
+
 It imports neither the audio nor the daemon package: the daemon hands it ``between`` (its request
-queue's turn between two requests), ``speaker`` (the speaker a person hears now, or None) and
-``listening`` (whether someone is speaking to the microphone now).
+queue's turn between two requests), ``speaker`` (for a room, or None for every room: the speaker or
+speakers a person hears there now, as one :class:`Speakers`, or None) and ``listening`` (whether
+someone is speaking to a microphone now).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Protocol
 
@@ -48,6 +52,28 @@ class Speaker(Protocol):
     async def stop(self) -> None: ...
 
 
+class Speakers:
+    """Several speakers as one (an announcement for every room): each gets every sentence."""
+
+    def __init__(self, speakers: Sequence[Speaker]) -> None:
+        self.speakers = tuple(speakers)
+
+    async def say(self, sentence: str) -> None:
+        for speaker in self.speakers:
+            await speaker.say(sentence)
+
+    async def beep(self) -> None:
+        for speaker in self.speakers:
+            await speaker.beep()
+
+    async def wait_idle(self, timeout_s: float | None = None) -> bool:
+        idle = await asyncio.gather(*(speaker.wait_idle(timeout_s) for speaker in self.speakers))
+        return all(idle)
+
+    async def stop(self) -> None:
+        await asyncio.gather(*(speaker.stop() for speaker in self.speakers))
+
+
 #: ``between(timeout_s)``: an async context entered when the request in flight is answered (or after
 #: ``timeout_s``: then it yields False); the next request waits until it is left.
 Between = Callable[[float], AbstractAsyncContextManager[bool]]
@@ -60,7 +86,7 @@ class Announcer:
         self,
         *,
         between: Between,
-        speaker: Callable[[], Speaker | None],
+        speaker: Callable[[str | None], Speaker | None],
         listening: Callable[[], bool],
         ring_s: float,
     ) -> None:
@@ -68,8 +94,9 @@ class Announcer:
         self._speaker = speaker
         self._listening = listening
         self.ring_s = ring_s
-        #: The timer or alarm ringing now, if one is.
+        #: The timer or alarm ringing now, if one is, and where.
         self.ringing: asyncio.Task[None] | None = None
+        self._ringing_on: Speaker | None = None
 
     @property
     def rings(self) -> bool:
@@ -83,7 +110,7 @@ class Announcer:
             text = "It's time: this is your alarm."
         else:
             text = f"Your {job.name} timer is done." if job.name else "Your timer is done."
-        await self.announce(text, ring=job.kind in ("timer", "alarm"))
+        await self.announce(text, ring=job.kind in ("timer", "alarm"), room=job.room)
         return text
 
     async def lost(self, job: Job, why: str) -> None:
@@ -98,7 +125,7 @@ class Announcer:
             text = f"Your {label} was interrupted when I stopped, so it may not have finished."
         _LOGGER.warning("%s %s %s; telling the user", job.kind, job.id, why)
         _LOGGER.debug("%s %s %s: %s", job.kind, job.id, why, text)
-        await self.announce(text, ring=False)
+        await self.announce(text, ring=False, room=job.room)
 
     async def store_lost(self, loss: StoreLoss) -> None:
         """The job file was damaged and set aside (the scheduler logged it): say what was lost."""
@@ -120,15 +147,15 @@ class Announcer:
             return  # nothing unfinished was in it: the log says what was done
         await self.announce(text, ring=False)
 
-    async def announce(self, text: str, *, ring: bool) -> None:
-        """Say ``text`` once the request in flight is answered (at most ANNOUNCE_WAIT_S; never after the
-        requests queued behind it); a ringing one repeats (with a tone) until dismissed ("stop") or for
-        ``ring_s``."""
+    async def announce(self, text: str, *, ring: bool, room: str | None = None) -> None:
+        """Say ``text`` in ``room`` (None: everywhere) once the request in flight is answered (at most
+        ANNOUNCE_WAIT_S; never after the requests queued behind it); a ringing one repeats (with a
+        tone) until dismissed ("stop") or for ``ring_s``."""
         async with self._between(ANNOUNCE_WAIT_S) as turn:
             if not turn:
                 _LOGGER.info("Announcing before the request in flight ends (over %g s)", ANNOUNCE_WAIT_S)
             _LOGGER.debug("Announcing: %s", text)
-            speaker = self._speaker()
+            speaker = self._speaker(room)
             if speaker is None:
                 return
             if not ring:
@@ -138,13 +165,14 @@ class Announcer:
             # The first round is queued here, before the next request's reply; the task repeats it.
             rang = await self._ring_once(speaker, text)
             self.ringing = asyncio.create_task(self._ring(speaker, text, rang), name="ringing")
+            self._ringing_on = speaker
 
     async def dismiss(self) -> None:
         """End the ringing, if a timer or alarm rings, and silence the speaker."""
         ringing, self.ringing = self.ringing, None
+        speaker, self._ringing_on = self._ringing_on, None
         if ringing is not None and not ringing.done():
             ringing.cancel()
-            speaker = self._speaker()
             if speaker is not None:
                 await speaker.stop()
             _LOGGER.info("Ringing dismissed")

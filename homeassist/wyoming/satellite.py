@@ -13,8 +13,11 @@ The protocol, as ``wyoming-satellite`` 1.0.0 speaks it (the satellite is the ser
   Then ``audio-chunk``s (its ``--mic-command-*`` format, 1024 samples each by default, no
   ``audio-start``); with its own wake word it streams until it gets a ``transcript``;
 - a reply is ``audio-start``, ``audio-chunk``..., ``audio-stop``, converted there to its
-  ``--snd-command-*`` format. ``played`` (newer satellites) says it has been heard; 1.0.0 sends none,
-  so :meth:`SatelliteLink.play` waits for ``played`` or the audio's duration plus ``played_margin_s``.
+  ``--snd-command-*`` format; the satellite queues replies and plays them one after another.
+  ``played`` (newer satellites) says one has been heard; 1.0.0 sends none. So :meth:`SatelliteLink.play`
+  sends a reply and returns when it is heard or ``PLAY_LEAD_S`` before its expected end (the next
+  sentence then arrives in time, with no gap), and :attr:`SatelliteLink.playing` stays true until
+  everything sent is heard or its expected end plus ``played_margin_s`` has passed.
 
 :meth:`SatelliteLink.start` runs one task that connects, reads and reconnects with capped exponential
 backoff (``backoff_s`` doubling up to ``backoff_max_s``, reset by a connection that served us). Audio
@@ -32,7 +35,7 @@ import io
 import logging
 import time
 import wave
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from urllib.parse import urlparse
 
@@ -57,6 +60,9 @@ MAX_QUEUED_FRAMES = 100
 #: How long :meth:`SatelliteLink.close` waits for its task to end after cancelling it.
 CLOSE_S = 5.0
 CLOSED = "the satellite closed the connection"
+#: :meth:`SatelliteLink.play` returns this long before the reply's expected end, so that the next
+#: sentence, synthesized meanwhile, reaches the satellite before it falls silent.
+PLAY_LEAD_S = 0.3
 
 
 class SatelliteError(WyomingError):
@@ -99,7 +105,7 @@ class SatelliteLink:
         write_timeout_s: float = 10.0,
         backoff_s: float = 0.5,
         backoff_max_s: float = 30.0,
-        played_margin_s: float = 2.0,
+        played_margin_s: float = 0.5,
     ) -> None:
         parsed = urlparse(uri)
         if parsed.scheme != "tcp" or not parsed.hostname or not parsed.port:
@@ -116,6 +122,11 @@ class SatelliteLink:
         self._to_16_bit, self._to_16_khz = AudioChunkConverter(width=WIDTH), AudioChunkConverter(rate=RATE)
         self._write_lock, self._play_lock = asyncio.Lock(), asyncio.Lock()
         self._played = asyncio.Event()
+        #: Replies sent and replies heard (``played``) on this connection; when the last sent should end.
+        self._sent, self._heard, self._busy_until = 0, 0, 0.0
+        #: Called with the start stage of each ``run-pipeline`` ("wake", "asr"): the satellite's wake word
+        #: fired when it is "asr".
+        self.on_pipeline: Callable[[str], None] | None = None
         self._changed = asyncio.Event()
         self._connected = False
         self._area: str | None = None
@@ -155,6 +166,8 @@ class SatelliteLink:
 
     def _set_connected(self, connected: bool, error: str | None = None) -> None:
         self._connected, self._since = connected, time.monotonic()
+        if not connected:
+            self._heard = self._sent  # a satellite gone plays nothing more
         if error is not None:
             self._last_error = error
         self._changed.set()
@@ -222,6 +235,7 @@ class SatelliteLink:
         # New converters: the resampler keeps state from one chunk to the next within a stream.
         self._to_16_bit, self._to_16_khz = AudioChunkConverter(width=WIDTH), AudioChunkConverter(rate=RATE)
         self._pending.clear()
+        self._sent, self._heard, self._busy_until = 0, 0, 0.0  # a new connection plays nothing yet
         try:
             await self.send(Describe())
             await self.send(RunSatellite())
@@ -269,6 +283,9 @@ class SatelliteLink:
         if AudioChunk.is_type(event.type):
             self._add_audio(AudioChunk.from_event(event))
         elif Played.is_type(event.type):
+            self._heard = min(self._heard + 1, self._sent)
+            if self._heard == self._sent:
+                self._busy_until = time.monotonic()
             self._played.set()
         elif RunPipeline.is_type(event.type):
             pipeline = RunPipeline.from_event(event)
@@ -279,6 +296,8 @@ class SatelliteLink:
                 pipeline.start_stage.value,
                 pipeline.end_stage.value,
             )
+            if self.on_pipeline is not None:
+                self.on_pipeline(self._stage)
         elif Info.is_type(event.type):
             satellite = Info.from_event(event).satellite
             if satellite is not None:
@@ -316,11 +335,17 @@ class SatelliteLink:
         except (OSError, TimeoutError) as err:
             raise SatelliteError(f"satellite {self.name!r}: sending failed: {_describe(err)}") from err
 
+    @property
+    def playing(self) -> bool:
+        """Whether a reply sent may still be playing there (not all heard, not past its expected end
+        plus ``played_margin_s``)."""
+        return self._heard < self._sent and time.monotonic() < self._busy_until + self._played_margin_s
+
     async def play(self, wav: bytes) -> bool:
-        """Play a WAV on the satellite's speaker: ``audio-start``, chunks, ``audio-stop``, one reply at a
-        time. Returns True at ``played``, False when the audio's duration plus ``played_margin_s`` has
-        passed without one (satellites before 1.1 send none). Raises :class:`SatelliteError` when it is
-        not connected, the WAV cannot be read, or sending fails."""
+        """Send a WAV to the satellite's speaker: ``audio-start``, chunks, ``audio-stop``, one reply at a
+        time. Returns True when it is heard (``played``), False at ``PLAY_LEAD_S`` before its expected
+        end without one (satellites before 1.1 send none); :attr:`playing` covers the rest. Raises
+        :class:`SatelliteError` when it is not connected, the WAV cannot be read, or sending fails."""
         try:
             with wave.open(io.BytesIO(wav)) as reader:
                 chunks = list(wav_to_chunks(reader, SAMPLES_PER_CHUNK, start_event=True, stop_event=True))
@@ -328,14 +353,20 @@ class SatelliteLink:
             raise SatelliteError(f"satellite {self.name!r}: the reply is not a WAV ({err})") from err
         seconds = sum(c.seconds for c in chunks if isinstance(c, AudioChunk))
         async with self._play_lock:
-            self._played.clear()
             for chunk in chunks:
                 await self.send(chunk)
-            try:
-                async with asyncio.timeout(seconds + self._played_margin_s):
-                    await self._played.wait()
-            except TimeoutError:
-                return False
+            self._sent += 1
+            mine = self._sent
+            self._busy_until = max(time.monotonic(), self._busy_until) + seconds
+            deadline = self._busy_until - PLAY_LEAD_S
+            while self._heard < mine:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._played.clear()
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(remaining):
+                        await self._played.wait()
             return True
 
 

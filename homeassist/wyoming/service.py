@@ -25,6 +25,7 @@ import contextlib
 import importlib.util
 import logging
 from collections import Counter
+from collections.abc import Callable
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
@@ -89,8 +90,12 @@ class WyomingService:
         handle: Handler | None = None,
         max_clients: int = MAX_CLIENTS,
         idle_s: float = IDLE_S,
+        on_request: Callable[[str, str], None] | None = None,
     ) -> None:
         self.settings = settings
+        #: Told of each request answered: (program, outcome), as ``requests`` counts them (the daemon's
+        #: metrics).
+        self.on_request = on_request
         self.host, self.port = address_of(settings.uri)
         self.max_clients = max_clients
         self.programs = tuple(
@@ -247,3 +252,5 @@ class WyomingService:
 
     def _count(self, program: str, outcome: str) -> None:
         self.requests[(program, outcome)] += 1
+        if self.on_request is not None:
+            self.on_request(program, outcome)

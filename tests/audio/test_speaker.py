@@ -19,6 +19,7 @@ from homeassist.audio import speaker as speaker_module
 from homeassist.audio.speaker import SPOKEN_KEPT, Speaker, SpeakerError
 from homeassist.audio.stt import BackgroundTranscriber
 from homeassist.config.speech import AudioSettings, SttSettings, TtsSettings
+from homeassist.errors import HomeassistError
 from tests.audio.conftest import STT_TIME_LIMIT_S
 
 
@@ -184,3 +185,46 @@ async def test_spoken_is_bounded_and_keeps_no_text_unless_asked(
     assert await kept.wait_idle(60)
     await kept.aclose()
     assert [s.text for s in kept.spoken] == ["Kept for the tests."]
+
+
+class FakeOutput:
+    """A satellite's link as the speaker uses it: takes WAVs; ``busy`` says it still plays them."""
+
+    def __init__(self, fail_first: bool = False) -> None:
+        self.played: list[bytes] = []
+        self.busy = False
+        self.fail_first = fail_first
+
+    async def play(self, wav: bytes) -> bool:
+        if self.fail_first:
+            self.fail_first = False
+            raise HomeassistError("satellite 'kitchen' is not connected")
+        self.played.append(wav)
+        self.busy = True
+        return False
+
+    @property
+    def playing(self) -> bool:
+        return self.busy
+
+
+def speaking(speaker: Speaker) -> bool:
+    return speaker.speaking
+
+
+async def test_an_output_gets_each_sentence_and_keeps_the_speaker_speaking_while_it_plays(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    output = FakeOutput(fail_first=True)
+    speaker = Speaker(TtsSettings(), AudioSettings(wav_dir=""), device=None, output=output)
+    await speaker.beep()  # a satellite plays its own tone: nothing is sent
+    with caplog.at_level(logging.WARNING):
+        await speaker.say_all(["Lost.", "The kitchen light is now on.", "Anything else?"])
+    assert "not connected" in caplog.text  # the first went nowhere; the speaker went on
+    assert len(output.played) == 2 and all(wav.startswith(b"RIFF") for wav in output.played)
+    assert len(output.played[0]) > len(output.played[1])  # in order: the longer sentence first
+    # Everything is sent, but the satellite still plays it: capture must still ignore what it hears.
+    assert speaking(speaker)
+    output.busy = False
+    assert not speaking(speaker)
+    assert all(spoken.wav is None for spoken in speaker.spoken)  # no WAV kept for a satellite's reply

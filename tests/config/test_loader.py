@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
@@ -229,7 +230,7 @@ def test_example_configuration_lists_every_key_with_its_default() -> None:
 def test_every_setting_has_a_description() -> None:
     for section_name, section in Settings.model_fields.items():
         assert section.description or section_name not in ("models", "satellites")
-        named = {"models": ModelOverride, "satellites": SatelliteSettings}
+        named: dict[str, Any] = {"models": ModelOverride, "satellites": SatelliteSettings}
         model = named.get(section_name, section.annotation)
         assert isinstance(model, type) and issubclass(model, BaseModel)
         for name, info in model.model_fields.items():

@@ -76,7 +76,7 @@ class Requests:
         self.release: dict[str, asyncio.Event] = {}
         daemon.queue._handle = self.handle
 
-    async def handle(self, text: str, source: str, on_sentence: object, /, *, allow_actions: bool) -> Reply:
+    async def handle(self, text: str, source: str, on_sentence: object, /, **_: object) -> Reply:
         self.started.append(text)
         self.order.append(f"start {text}")
         await self.release.setdefault(text, asyncio.Event()).wait()

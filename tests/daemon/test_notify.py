@@ -199,7 +199,7 @@ async def test_the_worker_beats_while_a_long_request_runs() -> None:
 
     answering, release = asyncio.Event(), asyncio.Event()
 
-    async def slow(text: str, source: str, on_sentence: object, /, *, allow_actions: bool) -> Reply:
+    async def slow(text: str, source: str, on_sentence: object, /, **_: object) -> Reply:
         answering.set()
         await release.wait()
         return Reply(text="done", request=text, intent=Intent("general", 1.0), path="model")

@@ -39,14 +39,23 @@ class Handler:
         self.started = asyncio.Event()
         self.release = asyncio.Event()
         self.cancelled: list[str] = []
-        #: ``allow_actions`` of each call, in order.
+        #: ``allow_actions`` and ``room`` of each call, in order.
         self.allowed: list[bool] = []
+        self.rooms: list[str | None] = []
 
     async def __call__(
-        self, text: str, source: str, on_sentence: SentenceSink | None, /, *, allow_actions: bool
+        self,
+        text: str,
+        source: str,
+        on_sentence: SentenceSink | None,
+        /,
+        *,
+        allow_actions: bool,
+        room: str | None,
     ) -> Reply:
         self.calls.append((text, source))
         self.allowed.append(allow_actions)
+        self.rooms.append(room)
         self.active += 1
         self.most_active = max(self.most_active, self.active)
         self.started.set()
@@ -124,6 +133,18 @@ async def test_allow_actions_reaches_the_handler_and_is_on_unless_asked() -> Non
         await asyncio.wait_for(queue.submit("e", "api", allow_actions=False), BOUND_S)
     assert handler.texts == ["a", "b", "c", "d", "e"]
     assert handler.allowed == [True, False, False, True, False]
+
+
+async def test_the_room_reaches_the_handler_and_is_none_unless_given() -> None:
+    handler = Handler()
+    queue = RequestQueue(handler, maxsize=8)
+    async with worker(queue):
+        await asyncio.wait_for(queue.ask("a", "console"), BOUND_S)
+        await asyncio.wait_for(
+            queue.ask("b", "satellite:kitchen", room="Kitchen", wait_for_slot=True), BOUND_S
+        )
+        await asyncio.wait_for(queue.submit("c", "api", room="Bedroom"), BOUND_S)
+    assert handler.rooms == [None, "Kitchen", "Bedroom"]
 
 
 async def test_a_full_queue_refuses_with_a_retry_after() -> None:

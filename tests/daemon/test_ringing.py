@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import UTC, datetime
+from types import SimpleNamespace
+from typing import Any, cast
 
 from homeassist.config.loader import load_settings
+from homeassist.config.settings import SatelliteSettings
 from homeassist.daemon.main import Daemon
+from homeassist.daemon.satellites import Satellite
+from homeassist.scheduler.store import Job
 from tests.conftest import FakeSpeaker, wait_until_async
 
 
@@ -69,7 +74,7 @@ async def test_a_reminder_waits_for_the_reply_in_progress(closed_url: str) -> No
     ringer, speaker = daemon(closed_url)
     answering, release = asyncio.Event(), asyncio.Event()
 
-    async def slow(text: str, source: str, on_sentence: object, /, *, allow_actions: bool) -> Any:
+    async def slow(text: str, source: str, on_sentence: object, /, **_: object) -> Any:
         answering.set()
         await release.wait()
         return await ringer._answer("what time is it", source, None)
@@ -87,3 +92,59 @@ async def test_a_reminder_waits_for_the_reply_in_progress(closed_url: str) -> No
     assert speaker.said == ["Reminder: call mom."]
     worker.cancel()
     await ringer.runtime.aclose()
+
+
+# --- rooms: where an announcement is heard -----------------------------------------------------------
+
+
+@dataclass
+class FakeLink:
+    area: str | None
+    connected: bool = True
+
+    def status(self) -> Any:
+        return SimpleNamespace(area=self.area)
+
+
+def with_satellites(ringer: Daemon, **areas: str | None) -> dict[str, FakeSpeaker]:
+    """Satellites by name in the areas they report (no room configured), each with its own speaker."""
+    speakers: dict[str, FakeSpeaker] = {}
+    for name, area in areas.items():
+        speakers[name] = FakeSpeaker()
+        loop = SimpleNamespace(speaker=speakers[name], listening=False)
+        conf = SatelliteSettings(uri="tcp://127.0.0.1:10700")
+        ringer.satellites[name] = Satellite(
+            name, conf, cast(Any, FakeLink(area)), cast(Any, loop), cast(Any, None)
+        )
+    return speakers
+
+
+async def test_an_announcement_is_heard_in_its_room_and_one_without_a_room_everywhere(
+    closed_url: str,
+) -> None:
+    ringer, local = daemon(closed_url, HOMEASSIST_ASSISTANT__ROOM="Living Room")
+    satellites = with_satellites(ringer, kitchen="Kitchen", bedroom="Bedroom")
+    announcer = ringer.announcer
+    await announcer.announce("Reminder: stir the soup.", ring=False, room="kitchen")
+    await announcer.announce("Reminder: water the plants.", ring=False, room="living room")
+    await announcer.announce("My timer file was damaged.", ring=False)
+    await announcer.announce("Reminder: feed the fish.", ring=False, room="Garage")  # no satellite there
+    everywhere = ["My timer file was damaged.", "Reminder: feed the fish."]
+    assert satellites["kitchen"].said == ["Reminder: stir the soup.", *everywhere]
+    assert satellites["bedroom"].said == everywhere
+    assert local.said == ["Reminder: water the plants.", *everywhere]
+
+
+async def test_a_timer_set_in_the_kitchen_rings_in_the_kitchen_until_stop(
+    closed_url: str, monkeypatch: Any
+) -> None:
+    monkeypatch.setattr("homeassist.scheduler.announcer.RING_PAUSE_S", 0.05)
+    ringer, local = daemon(closed_url)
+    satellites = with_satellites(ringer, kitchen="Kitchen", bedroom="Bedroom")
+    job = Job(id="j1", kind="timer", name="pasta", due=datetime.now(UTC), payload={}, room="Kitchen")
+    said = await ringer.announcer.fire(job)
+    kitchen = satellites["kitchen"]
+    await wait_until_async(lambda: kitchen.said.count(said) >= 2, 10, "the kitchen ringing again")
+    assert kitchen.beeps >= 2 and satellites["bedroom"].said == [] and local.said == []
+    await ringer.announcer.dismiss()
+    assert kitchen.stops == 1 and not ringer.announcer.rings

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import re
 import socket
 from collections.abc import Callable
 from pathlib import Path
@@ -25,7 +26,7 @@ from wyoming.tts import Synthesize
 
 from homeassist.assistant.core import NO_ACTIONS
 from homeassist.config.loader import load_settings
-from homeassist.daemon import wyoming as wyoming_component
+from homeassist.daemon import main as daemon_main
 from homeassist.daemon.wyoming import SpeechToText
 from homeassist.messages import Transcript as Heard
 from tests.audio.conftest import STT_TIME_LIMIT_S
@@ -112,8 +113,8 @@ def test_the_daemon_serves_wyoming_and_a_conversation_acts_only_with_allow_actio
             )
         )[-1]
         assert "kitchen light" in Transcript.from_event(heard).text.lower()
-        # Voice is off here ([audio] input = 'none'): the service loaded a speech model of its own.
-        assert "Loading a speech model for the Wyoming asr service" in daemon.text()
+        # Voice is off here ([audio] input = 'none'): the daemon's one speech model, loaded on this request.
+        assert len(re.findall(r"Speech model \S+ loaded", daemon.text())) == 1
 
 
 def test_with_allow_actions_a_conversation_switches_the_light(
@@ -154,12 +155,15 @@ def test_an_address_in_use_degrades_the_component_and_the_daemon_goes_on(
 
 
 class FakeTranscriber:
-    """A BackgroundTranscriber as SpeechToText uses it: ``loaded``, ``transcribe``, ``aclose``."""
+    """A BackgroundTranscriber as the daemon and SpeechToText use it: ``load``, ``transcribe``, ``aclose``."""
 
     def __init__(self) -> None:
-        self.loaded = True
+        self.loads = 0
         self.heard = 0
         self.closed = False
+
+    async def load(self) -> None:
+        self.loads += 1
 
     async def transcribe(self, audio: npt.NDArray[np.int16], *, source: str = "") -> Heard:
         self.heard += 1
@@ -169,8 +173,8 @@ class FakeTranscriber:
         self.closed = True
 
 
-async def test_asr_uses_the_voice_loops_model_while_it_has_one_else_its_own(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+async def test_asr_uses_the_daemons_one_transcriber_made_once(
+    monkeypatch: pytest.MonkeyPatch, closed_url: str
 ) -> None:
     made: list[FakeTranscriber] = []
 
@@ -178,18 +182,12 @@ async def test_asr_uses_the_voice_loops_model_while_it_has_one_else_its_own(
         made.append(FakeTranscriber())
         return made[-1]
 
-    monkeypatch.setattr(wyoming_component, "BackgroundTranscriber", make)
-    voice: FakeTranscriber | None = FakeTranscriber()
-    settings = load_settings(env={}).settings
-    stt = SpeechToText(settings, tmp_path, home=lambda: None, voice=lambda: cast(Any, voice))
+    monkeypatch.setattr(daemon_main, "build_transcriber", make)
+    daemon = daemon_main.Daemon(load_settings(env={"HOMEASSIST_OLLAMA__BASE_URL": closed_url}))
+    stt = SpeechToText(daemon.transcriber)
     audio = np.zeros(1600, dtype=np.int16)
     assert (await stt(audio)).source == "wyoming"
-    assert voice is not None and voice.heard == 1 and made == []
-    voice.loaded = False  # a voice loop still loading its model: not waited for
     await stt(audio)
-    voice = None  # no voice loop (no microphone): one of its own, made once
-    await stt(audio)
+    shared = await daemon.transcriber()  # what a satellite gets
     (own,) = made
-    assert own.heard == 2
-    await stt.aclose()
-    assert own.closed
+    assert shared is cast(Any, own) and own.heard == 2

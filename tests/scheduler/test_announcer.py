@@ -27,7 +27,9 @@ def job(kind: str, name: str = "", **payload: Any) -> Job:
 
 
 def made(speaker: FakeSpeaker | None, *, listening: bool = False, ring_s: float = 60.0) -> Announcer:
-    return Announcer(between=at_once, speaker=lambda: speaker, listening=lambda: listening, ring_s=ring_s)
+    return Announcer(
+        between=at_once, speaker=lambda _room: speaker, listening=lambda: listening, ring_s=ring_s
+    )
 
 
 async def test_a_reminder_is_said_once_and_a_timer_rings_until_dismissed(monkeypatch: Any) -> None:

@@ -9,11 +9,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
-import os
-import shlex
 import signal
 import subprocess
-import sys
 import wave
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -28,10 +25,8 @@ from homeassist.audio.capture import AudioFrame
 from homeassist.wyoming.satellite import SatelliteLink
 from tests.audio.conftest import synthesize
 from tests.conftest import free_port, wait_until_async
+from tests.wyoming.real_satellite import SATELLITE_PYTHON, RealSatellite
 
-ROOT = Path(__file__).resolve().parents[2]
-SATELLITE_PYTHON = ROOT / ".venv-satellite" / "bin" / "python"
-MIC = Path(__file__).with_name("satellite_mic.py")
 SENTENCE = "turn on the kitchen light"
 #: A hang guard, generous for a loaded 2-core machine (the satellite takes a second or two to start).
 BOUND_S = 60.0
@@ -42,65 +37,6 @@ pytestmark = [
     ),
     pytest.mark.timeout(180),
 ]
-
-
-class RealSatellite:
-    """``python -m wyoming_satellite`` in its own process group (so its mic and snd commands go with it)."""
-
-    def __init__(self, directory: Path, mic_audio: Path, *extra: str) -> None:
-        self.port = free_port()
-        self.uri = f"tcp://127.0.0.1:{self.port}"
-        self.played = directory / "played.raw"
-        self.log = directory / "satellite.log"
-        part, played = shlex.quote(str(directory / "played.part")), shlex.quote(str(self.played))
-        self.command = [
-            str(SATELLITE_PYTHON),
-            "-m",
-            "wyoming_satellite",
-            "--name",
-            "kitchen",
-            "--area",
-            "Kitchen",
-            "--uri",
-            self.uri,
-            "--mic-command",
-            shlex.join([sys.executable, str(MIC), str(mic_audio)]),
-            "--mic-command-rate",
-            "16000",
-            "--mic-command-width",
-            "2",
-            "--mic-command-channels",
-            "1",
-            # The snd command gets the reply converted to 22.05 kHz mono 16-bit raw PCM (espeak-ng's own
-            # format, so the file is the WAV's frames); renamed when complete.
-            "--snd-command",
-            shlex.join(["sh", "-c", f"cat > {part} && mv {part} {played}"]),
-            "--snd-command-rate",
-            "22050",
-            "--no-zeroconf",
-            *extra,
-        ]
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        with self.log.open("ab") as log:
-            self.process = subprocess.Popen(
-                self.command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-            )
-
-    def kill(self) -> None:
-        """SIGKILL to the satellite's process group: it goes away as a crashed or unplugged one would."""
-        process, self.process = self.process, None
-        if process is not None and process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
-
-    def signal(self, number: signal.Signals) -> None:
-        assert self.process is not None
-        os.killpg(self.process.pid, number)
-
-    def output(self) -> str:
-        return self.log.read_text(errors="replace")[-2000:]
 
 
 @pytest.fixture(scope="module")
@@ -187,8 +123,11 @@ async def test_a_reply_plays_on_the_satellites_speaker(
     with wave.open(io.BytesIO(reply_wav)) as handle:
         assert (handle.getframerate(), handle.getsampwidth(), handle.getnchannels()) == (22_050, 2, 1)
         frames = handle.readframes(handle.getnframes())
-    # wyoming-satellite 1.0.0 sends no 'played': play() returns after the audio's duration and the margin.
+    # wyoming-satellite 1.0.0 sends no 'played': play() returns just before the audio's expected end,
+    # and the link counts it as playing until that end and the margin have passed.
     assert await link.play(reply_wav) is False
+    assert link.playing
+    await wait_until_async(lambda: not link.playing, BOUND_S, lambda: "still playing")
     await wait_until_async(satellite.played.exists, BOUND_S, lambda: f"nothing played; {satellite.output()}")
     assert await asyncio.to_thread(satellite.played.read_bytes) == frames
 

@@ -1,0 +1,310 @@
+"""The daemon's satellites: one supervised component, ``satellite:NAME``, per ``[satellites.NAME]``.
+
+Each runs the voice pipeline on a Wyoming satellite's audio (:class:`~homeassist.wyoming.SatelliteLink`):
+a :class:`~homeassist.audio.pipeline.VoiceLoop` of its own (endpointer, state) over the shared parts,
+so the expensive ones exist once whatever the number of satellites: the daemon's one speech model and
+transcriber queue, one wake-word model set (each satellite's detector shares its ONNX sessions), one
+request queue. Its requests go through that queue as source ``satellite:NAME`` with the satellite's
+room: ``[satellites.NAME] room``, else the area the satellite reports (its ``--area``), else none.
+
+The wake word: while the satellite streams all the time (its ``run-pipeline`` starts at ``wake``), ours
+runs on its audio; when it runs its own (``--wake-uri``: ``run-pipeline`` from ``asr``, then audio until
+a ``transcript``), its ``run-pipeline`` is the wake word, our models do not run, and a reply still
+playing there is cut short (the person spoke over it). The satellite is told each step as Wyoming
+events (``detection`` for our wake word, ``voice-started``, ``voice-stopped``, and a ``transcript``,
+empty when nothing was understood, which ends its streaming). The reply is synthesized sentence by
+sentence as it is written and sent to that satellite only (a :class:`~homeassist.audio.speaker.Speaker`
+with the link as its output); while it plays there, the satellite's audio is dropped, so it never hears
+its own reply, unless its own wake word fired. "stop" heard from a satellite stops that satellite's
+reply (and a ringing timer).
+
+The component is ready while the satellite is connected and degraded, with why, while it is not; the
+link reconnects by itself with backoff. ``/metrics`` has per satellite: connected, reconnects, and
+what was heard (``homeassist_satellite_events``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from wyoming.asr import Transcript as WyomingTranscript
+from wyoming.event import Eventable
+from wyoming.vad import VoiceStarted, VoiceStopped
+from wyoming.wake import Detection
+
+from homeassist.assistant.core import Assistant
+from homeassist.audio.capture import AudioFrame
+from homeassist.audio.pipeline import VoiceLoop
+from homeassist.audio.speaker import Speaker
+from homeassist.audio.stt import SpeechTranscriber
+from homeassist.audio.voice import build_endpointer, build_wake
+from homeassist.audio.wake import WakeWordDetector
+from homeassist.config.settings import SatelliteSettings, Settings
+from homeassist.daemon.monitors import MONITOR_S
+from homeassist.daemon.requests import RequestQueue
+from homeassist.daemon.supervisor import Component
+from homeassist.daemon.voice import hook_up
+from homeassist.errors import HomeassistError
+from homeassist.messages import Reply
+from homeassist.metrics import Metrics
+from homeassist.wyoming.satellite import SatelliteLink
+
+_LOGGER = logging.getLogger(__name__)
+
+#: The request queue's source for a satellite's requests (logs, metrics, follow-ups): "satellite:NAME".
+SOURCE_PREFIX = "satellite:"
+#: The wake word a satellite's own detection counts as (the VoiceLoop logs it).
+SATELLITE_WAKE = "the satellite's wake word"
+
+
+class SatelliteWake:
+    """A satellite's wake word: ours (a detector sharing the daemon's models) while the satellite
+    streams all the time, its own while it runs one (``fire`` at its ``run-pipeline``). Satisfies
+    :class:`~homeassist.audio.wake.WakeWords`."""
+
+    def __init__(self, ours: WakeWordDetector | None) -> None:
+        self._ours = ours
+        self.enabled = True
+        #: Our wake words, whose phrase is cut from a transcript of audio heard with ours.
+        self.words: tuple[str, ...] = ours.words if ours is not None else ()
+        #: The satellite's last ``run-pipeline`` start stage: "wake" (ours runs) or "asr" (its own).
+        self.stage = "wake"
+        self._fired = False
+
+    @property
+    def remote(self) -> bool:
+        """Whether the satellite runs its own wake word (ours then never runs on its audio)."""
+        return self.stage == "asr"
+
+    @property
+    def threshold(self) -> float:
+        return self._ours.threshold if self._ours is not None else 0.0
+
+    @threshold.setter
+    def threshold(self, value: float) -> None:  # a reload's new [wake] threshold
+        if self._ours is not None:
+            self._ours.threshold = value
+
+    def fire(self) -> None:
+        """The satellite heard its own wake word: the next frame counts as a wake word."""
+        self._fired = True
+
+    def process(self, frame: AudioFrame) -> str | None:
+        if self._fired:
+            self._fired = False
+            return SATELLITE_WAKE
+        if self.remote or self._ours is None:
+            return None
+        return self._ours.process(frame)
+
+    def reset(self) -> None:
+        if self._ours is not None:
+            self._ours.reset()
+
+
+@dataclass
+class Satellite:
+    """A running satellite, as the daemon keeps it (where to announce, what to mute)."""
+
+    name: str
+    settings: SatelliteSettings
+    link: SatelliteLink
+    loop: VoiceLoop
+    wake: SatelliteWake
+
+    @property
+    def room(self) -> str | None:
+        """Its room: the configured one, else the area it reports, else None."""
+        return self.settings.room or self.link.status().area or None
+
+    @property
+    def speaker(self) -> Speaker:
+        return self.loop.speaker
+
+    @property
+    def source(self) -> str:
+        return SOURCE_PREFIX + self.name
+
+
+class SharedWake:
+    """The one wake-word model set every satellite's detector shares, loaded (off the event loop) when
+    the first satellite needs it; None without wake words (``[wake] words = []``)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._detector: WakeWordDetector | None = None
+        self._lock = asyncio.Lock()
+
+    async def detector(self) -> WakeWordDetector | None:
+        """A new detector over the shared models (its own buffers)."""
+        if not self._settings.wake.words:
+            return None
+        async with self._lock:
+            if self._detector is None:
+                self._detector = await asyncio.to_thread(build_wake, self._settings)
+        return self._detector.sharing()
+
+
+@dataclass
+class SatelliteParts:
+    """What every satellite shares, from the daemon."""
+
+    settings: Settings
+    queue: RequestQueue
+    assistant: Assistant
+    metrics: Metrics
+    #: The daemon's one transcriber, loaded.
+    transcriber: Callable[[], Awaitable[SpeechTranscriber]]
+    wake: SharedWake
+    #: Called when "stop" is heard (the daemon dismisses a ringing timer).
+    on_stop: Callable[[], Awaitable[None]]
+    #: Whether listening is muted now (``homeassist mute``).
+    muted: Callable[[], bool]
+
+
+async def run_satellite(
+    component: Component,
+    name: str,
+    parts: SatelliteParts,
+    running: dict[str, Satellite],
+) -> None:
+    """One satellite as a supervised component's work: connect, listen, answer, until cancelled; kept
+    in ``running`` meanwhile."""
+    settings = parts.settings
+    conf = settings.satellites[name]
+    link = SatelliteLink(conf.uri, name, conf.room)
+    speaker = Speaker(
+        settings.tts,
+        settings.audio.model_copy(update={"wav_dir": ""}),
+        device=None,
+        keep_text=settings.privacy.store_transcripts,
+        output=link,
+    )
+    satellite: Satellite | None = None
+    loop: VoiceLoop | None = None
+    try:
+        wake = SatelliteWake(await parts.wake.detector())
+        endpointer = await asyncio.to_thread(build_endpointer, settings)
+        transcriber = await parts.transcriber()
+
+        def room() -> str | None:
+            return satellite.room if satellite is not None else None
+
+        async def handle(text: str, speak: Callable[[str], Awaitable[None]]) -> Reply:
+            parts.metrics.satellite_event(name, "command")
+            return await parts.queue.ask(text, SOURCE_PREFIX + name, speak, wait_for_slot=True, room=room())
+
+        loop = VoiceLoop(
+            link,
+            wake=wake,
+            endpointer=endpointer,
+            transcriber=transcriber,
+            speaker=speaker,
+            handle=handle,
+            keep_text=settings.privacy.store_transcripts,
+            act_after_s=settings.vad.act_after_ms / 1000,
+            close_transcriber=False,
+        )
+        hook_up(loop, parts.assistant, settings.stt, source=SOURCE_PREFIX + name, room=room)
+        loop.on_stop = parts.on_stop
+        loop.paused = parts.muted()
+        satellite = Satellite(name, conf, link, loop, wake)
+        events = _Events(satellite, parts.metrics)
+        loop.on_event = events.step
+        link.on_pipeline = events.pipeline
+        running[name] = satellite
+        link.start()
+        await _watch(satellite, component, parts.metrics)
+    finally:
+        running.pop(name, None)
+        if loop is not None:
+            await loop.aclose()  # closes the link and the speaker, not the shared transcriber
+        else:
+            await link.close()
+            await speaker.aclose()
+
+
+class _Events:
+    """A satellite's steps as Wyoming events to it, sent in order by one task at a time."""
+
+    def __init__(self, satellite: Satellite, metrics: Metrics) -> None:
+        self._satellite = satellite
+        self._metrics = metrics
+        self._sending: asyncio.Task[None] | None = None
+        self._queue: list[Eventable] = []
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def pipeline(self, stage: str) -> None:
+        """The satellite's ``run-pipeline``: from "asr", its own wake word fired."""
+        satellite = self._satellite
+        satellite.wake.stage = stage
+        satellite.loop.mute_while_speaking = stage != "asr"
+        if stage == "asr":
+            self._metrics.satellite_event(satellite.name, "wake")
+            if satellite.speaker.speaking:  # spoken over the reply: stop it
+                task = asyncio.get_running_loop().create_task(satellite.loop.interrupt())
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+            satellite.wake.fire()
+
+    def step(self, step: str, detail: str) -> None:
+        """A VoiceLoop step (``VoiceLoop.on_event``)."""
+        name = self._satellite.name
+        if step == "wake":
+            if not self._satellite.wake.remote:  # its own detection: it knows already
+                self._metrics.satellite_event(name, "wake")
+                self._send(Detection(name=detail))
+        elif step == "speech-started":
+            self._send(VoiceStarted())
+        elif step == "speech-stopped":
+            self._send(VoiceStopped())
+        elif step == "nothing-heard":
+            self._metrics.satellite_event(name, "nothing")
+            self._send(WyomingTranscript(text=""))  # ends the streaming of a satellite's own wake word
+        elif step == "transcript":
+            self._send(WyomingTranscript(text=detail))
+
+    def _send(self, event: Eventable) -> None:
+        self._queue.append(event)
+        if self._sending is None or self._sending.done():
+            self._sending = asyncio.get_running_loop().create_task(self._drain())
+
+    async def _drain(self) -> None:
+        link = self._satellite.link
+        while self._queue:
+            event = self._queue.pop(0)
+            try:
+                await link.send(event)
+            except HomeassistError as err:  # not connected, or it stopped reading: the link reconnects
+                _LOGGER.debug("Satellite %s: could not send %s: %s", link.name, event.event().type, err)
+
+
+async def _watch(satellite: Satellite, component: Component, metrics: Metrics) -> None:
+    """Run the satellite's loop; follow its connection into the component's state and the metrics."""
+    run = asyncio.create_task(satellite.loop.run(), name=f"satellite-loop {satellite.name}")
+    try:
+        component.set("starting", f"connecting to {satellite.link.uri}")
+        while not run.done():
+            await asyncio.wait({run}, timeout=MONITOR_S)
+            component.beat()
+            status = satellite.link.status()
+            metrics.set_satellite(satellite.name, status.connected, status.reconnects)
+            room = satellite.room or "no room"
+            if status.connected:
+                # One that streams all the time says so at once (run-pipeline from "wake"); one with its
+                # own wake word says nothing until it fires.
+                wake = "wake word heard here" if status.start_stage == "wake" else "its own wake word"
+                muted = "; muted" if satellite.loop.paused else ""
+                component.set("ready", f"{room}; {wake}{muted}")
+            elif status.last_error:
+                component.set("degraded", f"{room}: {status.last_error}")
+        run.result()
+        raise HomeassistError(f"satellite {satellite.name}: its audio ended")
+    finally:
+        run.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await run
