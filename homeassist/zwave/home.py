@@ -189,7 +189,7 @@ class Home:
             raise DeviceNotFoundError(f"No device named. {self._known()}")
         wanted = frozenset(said)
         exact = [d for d in self.devices if wanted == d.name_words or wanted in d.alias_words]
-        if len(exact) == 1:
+        if len(exact) == 1 and not wants_group:  # "the porch lights": every porch light, not its namesake
             return exact
         room, rest = self._room_in(said)
         in_room = [d for d in self.devices if room is None or d.area == room]

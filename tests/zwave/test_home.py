@@ -162,3 +162,10 @@ def test_home_shape_for_the_classifier() -> None:
 def test_words_are_singular() -> None:
     assert words("The Blinds, lights & switches!") == ["the", "blind", "light", "switch"]
     assert singular("glass") == "glass" and singular("batteries") == "battery"
+
+
+def test_a_plural_group_is_every_device_of_its_type_in_the_room_not_only_its_namesake() -> None:
+    porch = Home([Device(3, "Porch Light", "Porch", "light"), Device(12, "Porch Lantern", "Porch", "light")])
+    assert [d.name for d in porch.resolve("Porch lights")] == ["Porch Light", "Porch Lantern"]
+    assert [d.name for d in porch.resolve("all the porch lights")] == ["Porch Light", "Porch Lantern"]
+    assert [d.name for d in porch.resolve("the porch light")] == ["Porch Light"]
