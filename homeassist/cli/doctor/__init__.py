@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TextIO
 
 from homeassist.cli.checks import GREEN, RED, Check, exit_code, format_checks, paint
-from homeassist.cli.doctor import services, system, voice
+from homeassist.cli.doctor import services, system, voice, wyoming
 from homeassist.cli.doctor.bounds import CANCEL_TIMEOUT_S, TOTAL_TIMEOUT_S, in_thread
 from homeassist.config.loader import LoadedConfig, state_dir
 
@@ -65,8 +65,11 @@ async def run_checks(loaded: LoadedConfig, *, timeout_s: float = TOTAL_TIMEOUT_S
     directory = state_dir(settings)
     voice_on = settings.audio.input != "none"
 
+    hears = voice_on or bool(settings.satellites)  # satellites need the speech model and wake words too
+
     def threaded(name: str, required: bool, function: Callable[..., Any], *args: Any) -> _Spec:
-        if name in ("microphone", "speaker", "speech model", "wake words") and not voice_on:
+        off = not voice_on if name in ("microphone", "speaker") else not hears
+        if name in ("microphone", "speaker", "speech model", "wake words") and off:
             return name, False, lambda: _now(Check(name, "skip", VOICE_OFF))
         return name, required, lambda: in_thread(function, *args)
 
@@ -80,10 +83,15 @@ async def run_checks(loaded: LoadedConfig, *, timeout_s: float = TOTAL_TIMEOUT_S
         threaded("API token", settings.api.enabled, system.check_token, settings),
         threaded("microphone", True, voice.check_microphone, settings.audio.input),
         threaded("speaker", True, voice.check_speaker, settings),
-        threaded("speech model", True, voice.check_speech_model, settings, directory),
+        (
+            ("speech model", True, lambda: wyoming.check_speech_service(settings))
+            if settings.stt.uri
+            else threaded("speech model", True, voice.check_speech_model, settings, directory)
+        ),
         threaded("wake words", True, voice.check_wake_words, settings),
         model,
         ("z-wave", True, lambda: services.check_zwave(settings)),
+        ("satellites", False, lambda: wyoming.check_satellites(settings)),
         ("web search", False, services.check_web),
     ]
     tasks = [asyncio.create_task(_guarded(name, required, run)) for name, required, run in specs]
