@@ -94,11 +94,13 @@ async def build_voice(
     state_dir: Path,
     handle: Handle,
     shared: Callable[[], Awaitable[SpeechTranscriber]] | None = None,
+    shared_wake: Callable[[], Awaitable[WakeWordDetector | None]] | None = None,
 ) -> VoiceLoop | None:
     """The daemon's voice loop; None when voice is off (``[audio] input = 'none'``). AudioError when
     there is no microphone (the daemon tries again later). ``shared``: gives the loaded transcriber the
     loop shares (the daemon's, asked for only once a microphone is found; the loop leaves it open);
-    None: one of its own, loaded here."""
+    None: one of its own, loaded here. ``shared_wake``: a detector over the wake-word models the
+    satellites use too (None, or None from it: a detector of its own)."""
     spec = settings.audio.input
     if spec == "none":
         _LOGGER.info("Voice input is off ([audio] input = 'none'); typed requests only")
@@ -109,7 +111,9 @@ async def build_voice(
             "no microphone found; typed requests only. Connect one, or set [audio] input to a device "
             "(`homeassist listen` checks a set-up), or to 'none' to turn voice off"
         )
-    wake = await asyncio.to_thread(build_wake, settings)
+    wake = await shared_wake() if shared_wake is not None else None
+    if wake is None:
+        wake = await asyncio.to_thread(build_wake, settings)
     endpointer = await asyncio.to_thread(build_endpointer, settings)
     if shared is not None:
         transcriber = await shared()

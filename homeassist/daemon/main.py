@@ -142,6 +142,8 @@ class Daemon:
         self._stopped_by = ""
         self._reloads: set[asyncio.Task[list[str]]] = set()
         self._transcriber: SpeechTranscriber | None = None
+        #: The one wake-word model set the microphone and every satellite share.
+        self._wake = SharedWake(self.settings)
         self._transcriber_lock = asyncio.Lock()
 
     # --- running ----------------------------------------------------------------------------------
@@ -192,7 +194,7 @@ class Daemon:
                 assistant=self.runtime.assistant,
                 metrics=self.metrics,
                 transcriber=self.transcriber,
-                wake=SharedWake(settings),
+                wake=self._wake,
                 on_stop=self.announcer.dismiss,
                 muted=lambda: self.muted,
             )
@@ -392,7 +394,9 @@ class Daemon:
         async def handle(text: str, speak: Callable[[str], Awaitable[None]]) -> Reply:
             return await self.queue.ask(text, "voice", speak, wait_for_slot=True)
 
-        voice = await build_voice(self.settings, state_dir(self.settings), handle, self.transcriber)
+        voice = await build_voice(
+            self.settings, state_dir(self.settings), handle, self.transcriber, self._wake.detector
+        )
         if voice is None:
             component.set("stopped", "off: [audio] input = 'none'")
             return

@@ -131,8 +131,8 @@ class Satellite:
 
 
 class SharedWake:
-    """The one wake-word model set every satellite's detector shares, loaded (off the event loop) when
-    the first satellite needs it; None without wake words (``[wake] words = []``)."""
+    """The one wake-word model set the microphone's and every satellite's detector share, loaded (off the
+    event loop) when the first needs it; None without wake words (``[wake] words = []``)."""
 
     def __init__(self, settings: Settings) -> None:
         self._settings = settings

@@ -75,7 +75,7 @@ async def test_a_hung_speaker_degrades_voice_and_capture_hears_again(
         handle=unused,
     )
 
-    async def built(settings: Settings, state: Path, handle: object, shared: object = None) -> VoiceLoop:
+    async def built(settings: Settings, state: Path, handle: object, *_: object) -> VoiceLoop:
         return voice
 
     monkeypatch.setattr(main, "build_voice", built)
