@@ -21,15 +21,16 @@ from homeassist.audio.capture import (
     FRAME_SECONDS,
     SAMPLE_RATE,
     AudioFrame,
+    AudioSource,
     MicrophoneSource,
     find_input_device,
     to_frames,
 )
 from homeassist.audio.endpoint import Endpointer, NothingHeard, Utterance
 from homeassist.audio.pipeline import VoiceLoop
-from homeassist.audio.speaker import Speaker, output_device
+from homeassist.audio.speaker import Output, Speaker, output_device
 from homeassist.audio.stt import BackgroundTranscriber, SpeechTranscriber
-from homeassist.audio.wake import WakeWordDetector, wake_phrase
+from homeassist.audio.wake import WakeWordDetector, WakeWords, wake_phrase
 from homeassist.config.settings import Settings
 from homeassist.errors import AudioError
 from homeassist.messages import Reply
@@ -46,13 +47,43 @@ WAKE_LOOKBACK_MS = 1500
 Handle = Callable[[str, Callable[[str], Awaitable[None]]], Awaitable[Reply]]
 
 
-def build_speaker(settings: Settings) -> Speaker:
-    """The speaker; it keeps what it said only with ``[privacy] store_transcripts``."""
+def build_speaker(settings: Settings, output: Output | None = None) -> Speaker:
+    """The speaker; it keeps what it said only with ``[privacy] store_transcripts``. With ``output`` (a
+    satellite) it plays there only: no device here, no WAV kept."""
+    if output is not None:
+        audio = settings.audio.model_copy(update={"wav_dir": ""})
+        return Speaker(settings.tts, audio, keep_text=settings.privacy.store_transcripts, output=output)
     return Speaker(
         settings.tts,
         settings.audio,
         device=output_device(settings.audio.output),
         keep_text=settings.privacy.store_transcripts,
+    )
+
+
+def voice_loop(
+    settings: Settings,
+    source: AudioSource,
+    *,
+    wake: WakeWords,
+    endpointer: Endpointer,
+    transcriber: SpeechTranscriber,
+    speaker: Speaker,
+    handle: Handle,
+    close_transcriber: bool = True,
+) -> VoiceLoop:
+    """A VoiceLoop as the settings want it (the microphone's, each satellite's): it keeps what was heard
+    only with ``[privacy] store_transcripts`` and acts at a pause after ``[vad] act_after_ms``."""
+    return VoiceLoop(
+        source,
+        wake=wake,
+        endpointer=endpointer,
+        transcriber=transcriber,
+        speaker=speaker,
+        handle=handle,
+        keep_text=settings.privacy.store_transcripts,
+        act_after_s=settings.vad.act_after_ms / 1000,
+        close_transcriber=close_transcriber,
     )
 
 
@@ -123,15 +154,14 @@ async def build_voice(
     speaker = await asyncio.to_thread(build_speaker, settings)  # looks for an output device
     words = ", ".join(settings.wake.words) or "none: always listening"
     _LOGGER.info("Listening on input device %s (wake words: %s)", device, words)
-    return VoiceLoop(
+    return voice_loop(
+        settings,
         MicrophoneSource(device),
         wake=wake,
         endpointer=endpointer,
         transcriber=transcriber,
         speaker=speaker,
         handle=handle,
-        keep_text=settings.privacy.store_transcripts,
-        act_after_s=settings.vad.act_after_ms / 1000,
         close_transcriber=shared is None,
     )
 

@@ -41,7 +41,7 @@ from homeassist.audio.capture import AudioFrame
 from homeassist.audio.pipeline import VoiceLoop
 from homeassist.audio.speaker import Speaker
 from homeassist.audio.stt import SpeechTranscriber
-from homeassist.audio.voice import build_endpointer, build_wake
+from homeassist.audio.voice import build_endpointer, build_speaker, build_wake, voice_loop
 from homeassist.audio.wake import WakeWordDetector
 from homeassist.config.settings import SatelliteSettings, Settings
 from homeassist.daemon.monitors import MONITOR_S
@@ -177,13 +177,7 @@ async def run_satellite(
     settings = parts.settings
     conf = settings.satellites[name]
     link = SatelliteLink(conf.uri, name, conf.room)
-    speaker = Speaker(
-        settings.tts,
-        settings.audio.model_copy(update={"wav_dir": ""}),
-        device=None,
-        keep_text=settings.privacy.store_transcripts,
-        output=link,
-    )
+    speaker = build_speaker(settings, output=link)
     satellite: Satellite | None = None
     loop: VoiceLoop | None = None
     try:
@@ -198,15 +192,14 @@ async def run_satellite(
             parts.metrics.satellite_event(name, "command")
             return await parts.queue.ask(text, SOURCE_PREFIX + name, speak, wait_for_slot=True, room=room())
 
-        loop = VoiceLoop(
+        loop = voice_loop(
+            settings,
             link,
             wake=wake,
             endpointer=endpointer,
             transcriber=transcriber,
             speaker=speaker,
             handle=handle,
-            keep_text=settings.privacy.store_transcripts,
-            act_after_s=settings.vad.act_after_ms / 1000,
             close_transcriber=False,
         )
         hook_up(loop, parts.assistant, settings.stt, source=SOURCE_PREFIX + name, room=room)

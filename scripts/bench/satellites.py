@@ -48,7 +48,10 @@ four rounds each, the machine's load moves both), 2 satellites 0.83 s, 4 satelli
 the one transcriber takes the utterances one after another; the model's own time stays ~0.45 s), every
 command acted on right (32/32); idle, this process 0.1 % of one core with no satellite, 14.9 % with 4
 streaming (3.7 % each), 0.4 % with 4 running their own wake word (their side 4.4 % in all); RSS 368 MB
-with the shared parts, +2.3 MB per satellite.
+with the shared parts, +2.3 MB per satellite. A full run (8 rounds) on the idle machine: local 0.49 s,
+1 satellite 0.53 s (+0.04 s), 2 satellites 0.57 s, 4 satellites 0.90 s (p95 1.19 s; the model's own
+time ~0.26 s), 64/64 acted right; idle 12.0 % with 4 streaming (3.0 % each), 0.1 % with their own wake
+word; +2.5 MB per satellite; asr p50 233 ms against wyoming-faster-whisper's 452 ms.
 
 Run: ``scripts/bench/satellites [--quick] [--rounds N] [--idle S] [--no-asr] [--json PATH]``. Every
 process it starts (the simulated home, the satellites in their own process groups, the wake service,
@@ -92,7 +95,7 @@ from homeassist.audio.capture import FRAME_SAMPLES, FRAME_SECONDS, SAMPLE_RATE, 
 from homeassist.audio.pipeline import Heard, VoiceLoop  # noqa: E402
 from homeassist.audio.speaker import Speaker  # noqa: E402
 from homeassist.audio.stt import SpeechTranscriber  # noqa: E402
-from homeassist.audio.voice import build_endpointer, build_transcriber  # noqa: E402
+from homeassist.audio.voice import build_endpointer, build_transcriber, voice_loop  # noqa: E402
 from homeassist.config.loader import load_settings  # noqa: E402
 from homeassist.config.settings import SatelliteSettings, Settings  # noqa: E402
 from homeassist.daemon import Runtime, build_runtime  # noqa: E402
@@ -532,20 +535,17 @@ class Home:
         async def handle(text: str, speak: Callable[[str], Awaitable[None]]) -> Reply:
             return await self.queue.ask(text, LOCAL_SOURCE, speak, wait_for_slot=True, room=None)
 
-        loop = VoiceLoop(
+        wake = await self.wake.detector()
+        assert wake is not None  # the bench's settings have a wake word
+        loop = voice_loop(
+            settings,
             mic,
-            wake=await self.wake.detector(),  # type: ignore[arg-type]
+            wake=wake,
             endpointer=await asyncio.to_thread(build_endpointer, settings),
             transcriber=await self.transcriber(),
-            speaker=Speaker(
-                settings.tts,
-                settings.audio.model_copy(update={"wav_dir": ""}),
-                device=None,
-                keep_text=settings.privacy.store_transcripts,
-            ),
+            # No device and no WAV: the reply is synthesized as a satellite's is, and not played here.
+            speaker=Speaker(settings.tts, settings.audio.model_copy(update={"wav_dir": ""}), device=None),
             handle=handle,
-            keep_text=settings.privacy.store_transcripts,
-            act_after_s=settings.vad.act_after_ms / 1000,
             close_transcriber=False,
         )
         hook_up(loop, self.runtime.assistant, settings.stt)
