@@ -166,6 +166,16 @@ def singular(word: str) -> str:
     return word
 
 
+def plural(word: str) -> str:
+    """A noun's plural, by rule: the inverse of ``singular`` ("switch" -> "switches", "battery" ->
+    "batteries", "light" -> "lights")."""
+    if word.endswith(("ch", "sh", "ss", "x")):
+        return word + "es"
+    if len(word) > 2 and word.endswith("y") and word[-2] not in "aeiou":
+        return word[:-1] + "ies"
+    return word + "s"
+
+
 def words(text: str) -> list[str]:
     """Lower-case words without punctuation, each singular."""
     return [singular(w) for w in _WORD.findall(text.lower().replace("'", ""))]

@@ -41,6 +41,7 @@ from homeassist.vocabulary import (
     join_or,
     missing_room,
     no_such_room,
+    plural,
     similarity,
     singular,
     word_similarity,
@@ -194,7 +195,7 @@ def resolve(said: Said, index: HomeIndex) -> Target | Ask | str | None:
         others = [d for d in index.devices if d.area == device.area and d.type == device.type and d != device]
         if said.plural and said.nouns and others and device.area:
             # "the kitchen lights" where the Kitchen Light is one of the kitchen's lights: all of them.
-            return Target(f"{device.area} {said.nouns[-1]}s", frozenset({device.type}), group=True)
+            return Target(f"{device.area} {plural(said.nouns[-1])}", frozenset({device.type}), group=True)
         return Target(device.name, frozenset({device.type}))
     if said.named or len(said.areas) > 1:
         return None
@@ -219,7 +220,7 @@ def resolve(said: Said, index: HomeIndex) -> Target | Ask | str | None:
         if not members:
             return None
         if said.plural:
-            return Target(f"{area} {noun}s" if area else f"all {noun}s", types, group=True)
+            return Target(f"{area} {plural(noun)}" if area else f"all {plural(noun)}", types, group=True)
         if len(members) == 1:
             return Target(members[0].name, types)
         return Ask(tuple(Target(d.name, types) for d in members), exact=True)
@@ -242,7 +243,7 @@ def _in_room(said: Said, room: str, index: HomeIndex) -> Target | Ask | str | No
             return None  # no lock in the bedroom: not the home's locks either
         if len(members) == 1:
             return Target(members[0].name, types)
-        return Target(f"{room} {noun}s", types, group=True)
+        return Target(f"{room} {plural(noun)}", types, group=True)
     return resolve(replace(said, areas=(room,), room=None, here=False), index)
 
 
