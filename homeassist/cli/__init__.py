@@ -113,8 +113,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     classify = add("classify", _command("classify"), "classify requests read from stdin, one JSON line each")
     classify.add_argument(
-        "--jsonl", action="store_true", help='input lines are JSON objects {"text", "home"?} instead of text'
+        "--jsonl",
+        action="store_true",
+        help='input lines are JSON objects {"text", "home"?, "room"?} instead of text',
     )
+    classify.add_argument("--room", default="", help="the area the requests come from, e.g. Kitchen")
 
     tools = add("tools", _command("tools"), "list the tool tiers and their tools")
     tools.add_argument("--json", action="store_true", help="print JSON")

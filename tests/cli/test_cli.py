@@ -149,6 +149,27 @@ def test_classify_jsonl_with_home_and_a_bad_line(cli_env: dict[str, str]) -> Non
     assert "line 2" in result.stderr
 
 
+def test_classify_takes_the_room_the_requests_come_from(cli_env: dict[str, str]) -> None:
+    home = {
+        "devices": [
+            {"name": "Porch Light", "area": "Porch", "type": "light"},
+            {"name": "Kitchen Light", "area": "Kitchen", "type": "light"},
+        ],
+        "areas": ["Porch", "Kitchen"],
+    }
+    lines = [
+        json.dumps({"text": "turn on the light", "home": home}),
+        json.dumps({"text": "turn on the light", "home": home, "room": "porch"}),
+        json.dumps({"text": "turn on the light", "home": home, "room": 3}),
+    ]
+    result = run_cli("classify", "--jsonl", "--room", "Kitchen", env=cli_env, stdin="\n".join(lines) + "\n")
+    kitchen, porch, bad = (json.loads(line) for line in result.stdout.splitlines())
+    assert kitchen["command"] == {"tool": "turn_on", "args": {"device": "Kitchen Light"}}
+    assert porch["command"] == {"tool": "turn_on", "args": {"device": "Porch Light"}}  # its own room wins
+    assert bad["text"] is None and '"room" must be a string' in bad["error"]
+    assert result.returncode == 1
+
+
 def test_classify_handles_thousands_of_lines_in_one_process(cli_env: dict[str, str]) -> None:
     stdin = "turn on the kitchen light\nwhat time is it\n" * 2500
     result = run_cli("classify", env=cli_env, stdin=stdin)
