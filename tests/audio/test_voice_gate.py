@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 import pytest
 
 from homeassist.audio.capture import WavSource
 from homeassist.audio.pipeline import VoiceLoop
+from homeassist.audio.remote_stt import RemoteSttUnreachable
 from homeassist.audio.speaker import Speaker
 from homeassist.audio.stt import BackgroundTranscriber
 from homeassist.audio.voice import build_endpointer, build_wake
@@ -78,3 +80,38 @@ async def test_a_refused_transcript_is_answered_without_the_assistant(
         assert loop.heard[0].reply is not None and loop.heard[0].reply.text == said[0]
     else:
         assert len(asked) == 1 and said == ["Done."]
+
+
+class DeadService:
+    """A transcriber whose speech service is gone (``[stt] uri`` unreachable)."""
+
+    async def transcribe(self, audio: object, *, source: str = "") -> Transcript:
+        raise RemoteSttUnreachable("the Wyoming asr service at [stt] uri = 'tcp://127.0.0.1:9' refused")
+
+
+async def test_a_speech_service_gone_is_one_spoken_sentence_not_a_crash(
+    clips: Clips, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    asked: list[str] = []
+    steps: list[tuple[str, str]] = []
+
+    async def handle(text: str, speak: Callable[[str], Awaitable[None]]) -> Reply:
+        asked.append(text)
+        return Reply(text="Done.", request=text, intent=Intent("device", 1.0), path="local")
+
+    speaker = Speaker(TtsSettings(), AudioSettings(wav_dir=str(tmp_path / "replies")), device=None)
+    audio = compose(0.5, clips.wake_command, 1.5, seed=21)
+    loop = VoiceLoop(
+        WavSource(write_pcm16(tmp_path / "command.wav", audio), trailing_silence_s=2.0),
+        wake=build_wake(SETTINGS),
+        endpointer=build_endpointer(SETTINGS),
+        transcriber=cast(Any, DeadService()),
+        speaker=speaker,
+        handle=handle,
+    )
+    loop.on_event = lambda step, detail: steps.append((step, detail))
+    await loop.run()
+    await speaker.wait_idle(60)
+    assert asked == [] and [s.text for s in speaker.spoken] == [RemoteSttUnreachable.spoken], steps
+    assert steps[-1] == ("transcript", "")  # a satellite is told to stop streaming
+    assert "Could not transcribe an utterance" in caplog.text and "Traceback" not in caplog.text
