@@ -177,6 +177,7 @@ async def run_satellite(
     settings = parts.settings
     conf = settings.satellites[name]
     link = SatelliteLink(conf.uri, name, conf.room)
+    source = SOURCE_PREFIX + name  # its requests' source: logs, metrics, follow-ups
     speaker = build_speaker(settings, output=link)
     satellite: Satellite | None = None
     loop: VoiceLoop | None = None
@@ -190,7 +191,7 @@ async def run_satellite(
 
         async def handle(text: str, speak: Callable[[str], Awaitable[None]]) -> Reply:
             parts.metrics.satellite_event(name, "command")
-            return await parts.queue.ask(text, SOURCE_PREFIX + name, speak, wait_for_slot=True, room=room())
+            return await parts.queue.ask(text, source, speak, wait_for_slot=True, room=room())
 
         loop = voice_loop(
             settings,
@@ -202,7 +203,7 @@ async def run_satellite(
             handle=handle,
             close_transcriber=False,
         )
-        hook_up(loop, parts.assistant, settings.stt, source=SOURCE_PREFIX + name, room=room)
+        hook_up(loop, parts.assistant, settings.stt, source=source, room=room)
         loop.on_stop = parts.on_stop
         loop.paused = parts.muted()
         satellite = Satellite(name, conf, link, loop, wake)

@@ -1,5 +1,6 @@
-"""What every benchmark here needs: a free loopback port, percentiles, and a process's memory and CPU
-from /proc. Imported by the scripts beside it (their directory is on the path when they run)."""
+"""What every benchmark here needs: a free loopback port, percentiles, a process's memory and CPU from
+/proc, and an aligned table. Imported by the scripts beside it (their directory is on the path when
+they run)."""
 
 from __future__ import annotations
 
@@ -49,3 +50,20 @@ def proc_cpu_s(pid: int) -> float:
     """User + system CPU seconds of a process (its threads included), from /proc/PID/stat."""
     fields = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8").rpartition(")")[2].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> None:
+    """Aligned plain text: the first ``left`` columns left-aligned, the rest right-aligned."""
+    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=True)]
+
+    def line(cells: Sequence[str]) -> str:
+        out = [
+            f"{cell:<{width}}" if i < left else f"{cell:>{width}}"
+            for i, (cell, width) in enumerate(zip(cells, widths, strict=True))
+        ]
+        return "  ".join(out).rstrip()
+
+    print(line(headers))
+    print("  ".join("-" * width for width in widths))
+    for row in rows:
+        print(line(row))

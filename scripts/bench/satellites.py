@@ -89,7 +89,7 @@ REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HERE))
 
-from benchlib import figures, free_port, proc_cpu_s, proc_status  # noqa: E402  (the paths above come first)
+from benchlib import figures, free_port, proc_cpu_s, proc_status, table  # noqa: E402  (the paths above come first)
 
 from homeassist.audio.capture import FRAME_SAMPLES, FRAME_SECONDS, SAMPLE_RATE, AudioFrame  # noqa: E402
 from homeassist.audio.pipeline import Heard, VoiceLoop  # noqa: E402
@@ -957,22 +957,6 @@ async def bench(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------------------------------------
 # Report
-
-
-def table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> None:
-    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=True)]
-
-    def line(cells: Sequence[str]) -> str:
-        out = [
-            f"{cell:<{width}}" if i < left else f"{cell:>{width}}"
-            for i, (cell, width) in enumerate(zip(cells, widths, strict=True))
-        ]
-        return "  ".join(out).rstrip()
-
-    print(line(headers))
-    print("  ".join("-" * width for width in widths))
-    for cells in rows:
-        print(line(cells))
 
 
 def s2(ms: float) -> str:

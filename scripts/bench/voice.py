@@ -60,7 +60,7 @@ import numpy.typing as npt
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchlib import figures, free_port, proc_cpu_s, proc_status
+from benchlib import figures, free_port, proc_cpu_s, proc_status, table
 
 from homeassist.audio.capture import FRAME_SECONDS, SAMPLE_RATE, AudioFrame, WavSource
 from homeassist.audio.endpoint import Endpointer, Event, Utterance
@@ -1160,23 +1160,6 @@ def print_quality(result: dict[str, Any]) -> None:
 
 # ---------------------------------------------------------------------------------------------------------
 # Printing
-
-
-def table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> None:
-    """Aligned plain text: the first ``left`` columns left-aligned, the rest right-aligned."""
-    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=True)]
-
-    def line(cells: Sequence[str]) -> str:
-        out = [
-            f"{cell:<{width}}" if i < left else f"{cell:>{width}}"
-            for i, (cell, width) in enumerate(zip(cells, widths, strict=True))
-        ]
-        return "  ".join(out).rstrip()
-
-    print(line(headers))
-    print("  ".join("-" * width for width in widths))
-    for row in rows:
-        print(line(row))
 
 
 def f0(value: float) -> str:

@@ -5,35 +5,13 @@ request's task and the tasks and threads it starts; every timer tool run inside 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from pathlib import Path
-from zoneinfo import ZoneInfo
 
 import pytest
 
-from homeassist.scheduler.service import Job, Scheduler
+from homeassist.scheduler.service import Scheduler
 from homeassist.tools.executor import ToolExecutor, current_room, in_room
 from homeassist.tools.timers import make_timer_tools
-
-ZONE = ZoneInfo("America/New_York")
-
-
-async def nothing(job: Job) -> str:
-    return ""
-
-
-async def nothing_lost(job: Job, why: str) -> None:
-    return None
-
-
-@pytest.fixture
-async def scheduler(tmp_path: Path) -> AsyncIterator[Scheduler]:
-    built = Scheduler(
-        tmp_path / "jobs.sqlite3", timezone=ZONE, misfire_grace_s=60, on_fire=nothing, on_lost=nothing_lost
-    )
-    await built.start()
-    yield built
-    await built.stop()
+from tests.tools.conftest import ZONE
 
 
 async def test_the_room_holds_inside_the_block_its_tasks_and_threads() -> None:

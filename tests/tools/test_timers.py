@@ -3,38 +3,17 @@
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 import pytest
 
-from homeassist.scheduler.service import Job, Scheduler, SchedulerUnavailableError
+from homeassist.scheduler.service import Scheduler, SchedulerUnavailableError
 from homeassist.tools.devices import make_device_tools
 from homeassist.tools.executor import ToolExecutor, validate_args
 from homeassist.tools.timers import NO_DAEMON, make_timer_tools, stored_call
 from homeassist.zwave.connection import ZWaveConnection
 from homeassist.zwave.control import HomeControl
-
-ZONE = ZoneInfo("America/New_York")
-
-
-async def nothing(job: Job) -> str:
-    return ""
-
-
-async def nothing_lost(job: Job, why: str) -> None:
-    return None
-
-
-@pytest.fixture
-async def scheduler(tmp_path: Path) -> AsyncIterator[Scheduler]:
-    built = Scheduler(
-        tmp_path / "jobs.sqlite3", timezone=ZONE, misfire_grace_s=60, on_fire=nothing, on_lost=nothing_lost
-    )
-    await built.start()
-    yield built
-    await built.stop()
+from tests.tools.conftest import ZONE, nothing, nothing_lost
 
 
 @pytest.fixture
