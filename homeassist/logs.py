@@ -34,8 +34,9 @@ from homeassist.config.loader import PRIVATE_FILE, private_dir, private_file
 from homeassist.config.settings import LoggingSettings
 from homeassist.errors import ConfigError
 
-# Libraries that log every HTTP request (or every job run) at INFO; noise at our INFO level.
-_CHATTY = ("httpx", "httpcore", "urllib3", "asyncio", "apscheduler")
+# Libraries that log every HTTP request (or every job run) at INFO; noise at our INFO level. httpx2 and
+# httpcore2 are what the anthropic and openai SDKs send through.
+_CHATTY = ("httpx", "httpcore", "httpx2", "httpcore2", "urllib3", "asyncio", "apscheduler")
 _HANDLER_TAG = "_homeassist_handler"
 
 

@@ -132,6 +132,9 @@ class ToolResult:
     elapsed_ms: float
     call_id: str = ""
     caller: str = ""
+    #: Set when nothing ran because the call was not grounded in what the person said
+    #: (``intent.grounding``): the question to ask them instead ("Which light do you mean: ...?").
+    question: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return _to_dict(self) | {"args": dict(self.args)}
@@ -146,6 +149,7 @@ class ToolResult:
             elapsed_ms=float(data["elapsed_ms"]),
             call_id=data.get("call_id", ""),
             caller=data.get("caller", ""),
+            question=data.get("question", ""),
         )
 
     def action(self) -> dict[str, Any]:

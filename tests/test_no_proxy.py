@@ -16,10 +16,13 @@ from homeassist.api.server import ControlAPI
 from homeassist.cli.doctor.services import check_ollama_model
 from homeassist.config.loader import load_settings
 from homeassist.llm.ollama import OllamaClient, probe_ollama
+from homeassist.llm.openai import OpenAIClient
 from homeassist.tools.executor import ToolExecutor
 from tests.api.test_server import REPLY, TOKEN, FakeDaemon
 from tests.conftest import REPO, free_port
 from tests.llm.conftest import ollama_settings
+from tests.llm.openai_standin import OpenAIStandIn
+from tests.llm.openai_standin import reply as openai_reply
 from tests.llm.standin import OllamaStandIn, reply
 
 BOUND_S = 30.0
@@ -79,6 +82,21 @@ async def test_ollama_is_reached_directly(proxy: Proxy) -> None:
     assert proxy.connections == 0
 
 
+async def test_an_openai_compatible_server_is_reached_directly(proxy: Proxy) -> None:
+    async with OpenAIStandIn() as standin:
+        env = {"HOMEASSIST_OLLAMA__PROVIDER": "openai", "HOMEASSIST_OPENAI__BASE_URL": standin.base_url}
+        settings = load_settings(env=env).settings
+        client = OpenAIClient(settings.openai, ToolExecutor([]), ollama=settings.ollama)
+        try:
+            standin.script(openai_reply("Hi", finish_reason="length"), openai_reply("It is noon."))
+            assert await asyncio.wait_for(client.warm_up(), BOUND_S)
+            answer = await asyncio.wait_for(client.answer("what time is it", [], kind="general"), BOUND_S)
+        finally:
+            await client.aclose()
+    assert answer.text == "It is noon."
+    assert proxy.connections == 0
+
+
 async def test_the_daemon_api_is_reached_directly(proxy: Proxy, tmp_path: Path) -> None:
     token_file = tmp_path / "api-token"
     token_file.write_text(TOKEN + "\n", encoding="ascii")
@@ -100,8 +118,8 @@ async def test_the_daemon_api_is_reached_directly(proxy: Proxy, tmp_path: Path) 
 
 
 def test_every_http_client_is_made_without_the_environment_proxies() -> None:
-    """Each ``httpx.Client``/``AsyncClient`` in the package, and ChatOllama's ``client_kwargs``, say
-    ``trust_env=False`` (a new one that forgets it fails here)."""
+    """Each ``httpx.Client``/``AsyncClient`` (and httpx2's, under the OpenAI client) in the package, and
+    ChatOllama's ``client_kwargs``, say ``trust_env=False`` (a new one that forgets it fails here)."""
     missing = []
     for path in sorted((REPO / "homeassist").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -109,7 +127,7 @@ def test_every_http_client_is_made_without_the_environment_proxies() -> None:
                 continue
             name = ast.unparse(node.func)
             where = f"{path.relative_to(REPO)}:{node.lineno}"
-            if name in ("httpx.Client", "httpx.AsyncClient"):
+            if name in ("httpx.Client", "httpx.AsyncClient", "httpx2.Client", "httpx2.AsyncClient"):
                 trust = next((k.value for k in node.keywords if k.arg == "trust_env"), None)
                 if not (isinstance(trust, ast.Constant) and trust.value is False):
                     missing.append(where)

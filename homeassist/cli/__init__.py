@@ -135,7 +135,11 @@ def build_parser() -> argparse.ArgumentParser:
         _command("validate"),
         "check that a model answers, streams and calls tools correctly",
     )
-    validate.add_argument("model", nargs="?", help="the model to check (default: [ollama] model)")
+    validate.add_argument(
+        "model",
+        nargs="?",
+        help="the model to check (default: [ollama] model; [openai] model with provider = 'openai')",
+    )
     validate.add_argument("--full-suite", action="store_true", help="also run the longer checks")
     validate.add_argument("--json", action="store_true", help="print JSON")
 
@@ -160,7 +164,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.set_defaults(auto_log_file=True)  # only the daemon writes the automatic log file
     doctor = add(
-        "doctor", _command("doctor"), "check the set-up: audio, models, Ollama, Z-Wave, browser, state"
+        "doctor",
+        _command("doctor"),
+        "check the set-up: audio, models, the model server, Z-Wave, browser, state",
     )
     doctor.add_argument("--json", action="store_true", help="print JSON")
     doctor.set_defaults(quiet_log="WARNING")  # its table says it all; INFO lines would only interleave

@@ -41,6 +41,13 @@ class AssistantSettings(Section):
     follow_up_s: float = setting(
         30.0, "seconds in which 'turn it off' still refers to the last device", ge=0, le=3600
     )
+    answer_within_s: float = setting(
+        20.0,
+        "seconds a request to the model may take in all, tool calls included, before it is abandoned "
+        "with a spoken sentence ('One moment.' is said after 2 s of silence)",
+        gt=0,
+        le=600,
+    )
     temperature_unit: Literal["C", "F"] = setting("C", "unit of temperatures spoken and set")
     shutdown_timeout_s: float = setting(
         10.0, "on stop, seconds the request in flight may take to finish before it is abandoned", gt=0, le=120
@@ -93,8 +100,10 @@ class LoggingSettings(Section):
 
 
 class OllamaSettings(Section):
-    provider: Literal["ollama", "anthropic"] = setting(
-        "ollama", "which model server answers: a local Ollama, or Anthropic's API"
+    provider: Literal["ollama", "anthropic", "openai"] = setting(
+        "ollama",
+        "which model server answers: a local Ollama, Anthropic's API ([anthropic]), or an "
+        "OpenAI-compatible server such as llama.cpp's llama-server, LM Studio or vLLM ([openai])",
     )
     base_url: str = setting(
         "http://127.0.0.1:11434",
@@ -112,6 +121,12 @@ class OllamaSettings(Section):
         allowed="an Ollama duration such as '30m', '1h', '300' (seconds) or '-1'",
     )
     num_ctx: int = setting(4096, "context window in tokens requested from Ollama", ge=512, le=262144)
+    num_predict: int = setting(
+        192,
+        "most tokens generated in one model turn; a tool call or a spoken answer needs well under 200",
+        ge=16,
+        le=8192,
+    )
     retry_empty: bool = setting(True, "retry an empty answer once without tools before saying 'I don't know'")
 
     @field_validator("base_url")
@@ -142,6 +157,35 @@ class AnthropicSettings(Section):
         allowed="an http:// or https:// URL",
     )
     max_tokens: int = setting(1024, "most tokens in one answer", ge=16, le=64000)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        return http_url(value)
+
+
+class OpenAISettings(Section):
+    """``[openai]``: an OpenAI-compatible chat-completions server, used with ``[ollama] provider =
+    'openai'``. Temperature, timeout_s and retry_empty come from ``[ollama]``."""
+
+    base_url: str = setting(
+        "http://127.0.0.1:8080/v1",
+        "the OpenAI-compatible endpoint (with its /v1) of llama.cpp's llama-server, LM Studio, vLLM, "
+        "LocalAI, or Ollama's /v1",
+        allowed="an http:// or https:// URL such as 'http://127.0.0.1:8080/v1'",
+    )
+    model: str = setting("qwen3:0.6b", "the model, by the name the server gives it", min_length=1)
+    api_key: str = setting(
+        "",
+        "API key sent as the bearer token; '' = none (local servers need none); never logged or shown",
+        allowed="the server's API key (llama-server's --api-key, vLLM's --api-key), or ''",
+    )
+    max_tokens: int = setting(
+        192,
+        "most tokens generated in one model turn; a tool call or a spoken answer needs well under 200",
+        ge=16,
+        le=8192,
+    )
 
     @field_validator("base_url")
     @classmethod
@@ -341,6 +385,7 @@ class Settings(Section):
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     ollama: OllamaSettings = Field(default_factory=OllamaSettings)
     anthropic: AnthropicSettings = Field(default_factory=AnthropicSettings)
+    openai: OpenAISettings = Field(default_factory=OpenAISettings)
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
     zwave: ZWaveSettings = Field(default_factory=ZWaveSettings)
     audio: AudioSettings = Field(default_factory=AudioSettings)

@@ -177,7 +177,7 @@ class Daemon:
         run = self.supervisor.run
         run("requests", self.queue.run)
         run("zwave", self._zwave)
-        run("model", lambda c: watch_model(self.runtime.model, self.settings.ollama.base_url, c))
+        run("model", lambda c: watch_model(self.runtime.model, c))
         run("scheduler", self._scheduler)
         web = self.supervisor.component("web", watched=False)  # no loop: the browser starts on demand
         if self.runtime.web is not None:

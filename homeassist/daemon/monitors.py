@@ -8,17 +8,17 @@ its heartbeat every ``MONITOR_S`` and runs until cancelled; an error it raises r
 from __future__ import annotations
 
 import asyncio
+from typing import Protocol, runtime_checkable
 
 from homeassist.daemon.supervisor import Component
 from homeassist.errors import HomeassistError
 from homeassist.llm.base import ModelClient
-from homeassist.llm.ollama import OllamaClient, probe_ollama
 from homeassist.llm.unavailable import UnavailableModelClient
 from homeassist.zwave.service import ZWaveService
 
 #: How often the monitors look (Z-Wave connection, microphone frames) and beat.
 MONITOR_S = 1.0
-#: How often Ollama is asked whether it is there.
+#: How often the model server is asked whether it is there.
 MODEL_PROBE_S = 30.0
 MODEL_PROBE_TIMEOUT_S = 3.0
 
@@ -39,17 +39,30 @@ async def watch_zwave(zwave: ZWaveService, component: Component) -> None:
         await asyncio.sleep(MONITOR_S)
 
 
-async def watch_model(model: ModelClient, url: str, component: Component) -> None:
-    """Warm the model up, then ask the Ollama server at ``url`` every ``MODEL_PROBE_S`` whether it is
-    there (a request's outcome says more: see ``health.learn_from``)."""
+@runtime_checkable
+class LocalServerClient(Protocol):
+    """A client of a model server on the home's machines (Ollama, an OpenAI-compatible server)."""
+
+    async def warm_up(self) -> bool:
+        """Load the model once; logs a failure, never raises."""
+        ...
+
+    async def probe(self, timeout_s: float) -> None:
+        """Whether the server answers; raises ModelError."""
+        ...
+
+
+async def watch_model(model: ModelClient, component: Component) -> None:
+    """Warm the model up, then ask its server every ``MODEL_PROBE_S`` whether it is there (a request's
+    outcome says more: see ``health.learn_from``). A hosted API (Anthropic) is not probed."""
     if isinstance(model, UnavailableModelClient):
         component.set("degraded", model.description)
-    if isinstance(model, OllamaClient):
+    if isinstance(model, LocalServerClient):
         await model.warm_up()
     while True:
-        if isinstance(model, OllamaClient):
+        if isinstance(model, LocalServerClient):
             try:
-                await probe_ollama(url, MODEL_PROBE_TIMEOUT_S)
+                await model.probe(MODEL_PROBE_TIMEOUT_S)
             except HomeassistError as err:
                 component.set("degraded", str(err))
             else:

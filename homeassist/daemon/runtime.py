@@ -48,6 +48,8 @@ class Runtime:
 
 
 def build_model_client(settings: Settings, executor: ToolExecutor) -> ModelClient:
+    """The client ``[ollama] provider`` names; a provider whose extra is missing gets the
+    UnavailableModelClient, which says so (and the log says what to install)."""
     if settings.ollama.provider == "ollama":
         return OllamaClient(
             settings.ollama,
@@ -55,6 +57,8 @@ def build_model_client(settings: Settings, executor: ToolExecutor) -> ModelClien
             max_tool_rounds=settings.assistant.max_tool_rounds,
             models=settings.models,
         )
+    if settings.ollama.provider == "openai":
+        return _openai_client(settings, executor)
     try:
         from homeassist.llm.anthropic import AnthropicClient  # the optional "anthropic" extra
     except ImportError as err:
@@ -69,6 +73,23 @@ def build_model_client(settings: Settings, executor: ToolExecutor) -> ModelClien
         retry_empty=settings.ollama.retry_empty,
         max_tool_rounds=settings.assistant.max_tool_rounds,
         temperature=settings.ollama.temperature,
+    )
+
+
+def _openai_client(settings: Settings, executor: ToolExecutor) -> ModelClient:
+    try:
+        from homeassist.llm.openai import OpenAIClient  # the optional "openai" extra
+    except ImportError as err:
+        _LOGGER.error("[ollama] provider = 'openai' needs langchain-openai: pip install 'homeassist[openai]'")
+        return UnavailableModelClient(
+            settings.ollama, f"langchain-openai is not installed ({err})", openai=settings.openai
+        )
+    return OpenAIClient(
+        settings.openai,
+        executor,
+        ollama=settings.ollama,
+        max_tool_rounds=settings.assistant.max_tool_rounds,
+        models=settings.models,
     )
 
 
@@ -94,6 +115,7 @@ def build_runtime(settings: Settings, scheduler: Scheduler | None = None) -> Run
         prefer_local=settings.assistant.prefer_local,
         devices=zwave,
         follow_up_s=settings.assistant.follow_up_s,
+        answer_within_s=settings.assistant.answer_within_s,
         stats=Stats(state / STATS_FILE, store_transcripts=settings.privacy.store_transcripts),
         web=web.fallback if web else None,
         store_transcripts=settings.privacy.store_transcripts,

@@ -23,6 +23,7 @@ how its failures map onto ModelError subclasses; none of them is ever an empty a
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Sequence
@@ -50,11 +51,14 @@ from homeassist.llm.recovery import (
     SentenceSplitter,
     clean_text,
     limit_text,
+    schema_as_arguments,
+    speakable,
     strip_think,
     text_tool_calls,
 )
 from homeassist.messages import IntentKind, ToolCall, ToolResult
 from homeassist.tools.executor import ERROR_PREFIX, ToolExecutor, current_room, ensure_ids, validate_args
+from homeassist.tools.manager import ACTING_TOOLS
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -185,12 +189,20 @@ class ChatClient:
         tools = profile.select_tools(tools)
         names = [tool.name for tool in tools]
         hint = CONTEXT_HINT if context else KIND_HINTS.get(kind, "")
-        system = " ".join(p for p in (SYSTEM_PROMPT, hint, profile.prompt_hints(), room_line()) if p)
+        # Everything before the person's words is the same for every request of a tier (the server
+        # reuses its processed prefix); what changes, the room, comes after them.
+        system = " ".join(p for p in (SYSTEM_PROMPT, hint, profile.prompt_hints()) if p)
         question = f"{context}\n\nQuestion: {text}" if context else text
+        if room := room_line():
+            question = f"{question}\n({room})"
         messages: list[BaseMessage] = [SystemMessage(system), HumanMessage(question)]
         actions: list[ToolResult] = []
         timings: dict[str, float] = {}
         rounds = 0
+        #: Every call run in this request, by tool and arguments: a call repeated is never run again.
+        ran: dict[str, ToolResult] = {}
+        #: The reply when the loop ends on tool results rather than on the model's words.
+        direct: str | None = None
         # With no tools, a call is refused once (the model hears why); a second time ends the request.
         limit = profile.tool_rounds(self.max_tool_rounds) if tools else 0
         while True:
@@ -200,15 +212,10 @@ class ChatClient:
             timings[f"turn{rounds + 1}"] = turn.elapsed_ms
             calls = turn.tool_calls
             if not calls:
-                # With no tools bound, a call written as bare JSON counts whatever its name.
                 calls, rest = text_tool_calls(turn.content, names or None)
                 if calls:
                     recoveries.append("text_tool_call")
-                    _LOGGER.info(
-                        "Model %s wrote %d tool call(s) as text",
-                        self.model_name,
-                        len(calls),
-                    )
+                    _LOGGER.info("Model %s wrote %d tool call(s) as text", self.model_name, len(calls))
                     turn.content = rest
             if not calls:
                 break
@@ -218,15 +225,38 @@ class ChatClient:
                     self._refusal(call, offered, recoveries)
                 break
             rounds += 1
+            calls = [self._without_schema(call, recoveries) for call in calls]
+            again = [ran[key] for key in map(_call_key, calls) if key in ran]
+            if again:
+                # The same call after its result: the result is the answer (small models loop here).
+                recoveries.append("repeated_call")
+                _LOGGER.info("Model %s repeated a tool call; answering with its result", self.model_name)
+                direct = _results_text(again)
+                break
             # What the model said beside its calls stays in the conversation (it is never spoken).
             said = strip_think(turn.content)
             messages.append(
                 AIMessage(content=said, tool_calls=[c.to_dict() | {"type": "tool_call"} for c in calls])
             )
             # Only a tool bound in this turn may run: a call in a turn without tools is refused.
-            messages.extend(await self._run_calls(calls, offered, actions, recoveries))
-        answer = limit_text(clean_text(self._spoken_text(turn, recoveries)))
-        if not answer and with_tools:
+            replies, results = await self._run_calls(calls, offered, actions, recoveries)
+            messages.extend(replies)
+            ran.update(
+                (_call_key(call), result) for call, result in zip(calls, results, strict=True) if result
+            )
+            done = [result for result in results if result is not None]
+            if question := next((r.question for r in done if r.question), ""):
+                direct = question  # what it would act on was not named: ask, run nothing more
+                break
+            if done and len(done) == len(calls) and all(r.ok and r.tool in ACTING_TOOLS for r in done):
+                direct = _results_text(done)  # confirmed actions: no second model round
+                break
+        if direct is not None:
+            answer = limit_text(speakable(direct)) or direct
+            turn.spoken = []
+        else:
+            answer = limit_text(speakable(clean_text(self._spoken_text(turn, recoveries))))
+        if not answer and with_tools and direct is None:
             answer = await self._retry_empty(messages, system, turn, on_sentence, recoveries, timings)
         if not answer:
             answer = I_DONT_KNOW
@@ -245,6 +275,16 @@ class ChatClient:
             model=self.model_name,
             timings_ms=timings,
         )
+
+    def _without_schema(self, call: ToolCall, recoveries: list[str]) -> ToolCall:
+        """A call whose arguments are the tool's schema (``{"type": "object", ...}``) has none."""
+        if not schema_as_arguments(call.args):
+            return call
+        recoveries.append("schema_arguments")
+        _LOGGER.info(
+            "Model %s sent %s's schema as its arguments; calling it without", self.model_name, call.name
+        )
+        return ToolCall(name=call.name, args={}, id=call.id)
 
     def _spoken_text(self, turn: _Turn, recoveries: list[str]) -> str:
         if "<think>" in turn.content:
@@ -281,23 +321,27 @@ class ChatClient:
 
     async def _run_calls(
         self, calls: list[ToolCall], names: list[str], actions: list[ToolResult], recoveries: list[str]
-    ) -> list[ToolMessage]:
-        """Run each call that may run; refuse the others with an error the model can correct."""
-        replies = []
+    ) -> tuple[list[ToolMessage], list[ToolResult | None]]:
+        """Run each call that may run; refuse the others with an error the model can correct. Returns
+        one ToolMessage per call and, per call, its result (None for a call refused here)."""
+        replies: list[ToolMessage] = []
+        results: list[ToolResult | None] = []
         for call in calls:
             refusal = self._refusal(call, names, recoveries)
             if refusal is not None:
                 replies.append(
                     ToolMessage(content=refusal, tool_call_id=call.id, name=call.name, status="error")
                 )
+                results.append(None)
                 continue
             result = await self.executor.execute(call.name, call.args, call_id=call.id, caller="model")
             actions.append(result)
+            results.append(result)
             status = "success" if result.ok else "error"
             replies.append(
                 ToolMessage(content=result.content, tool_call_id=call.id, name=call.name, status=status)
             )
-        return replies
+        return replies, results
 
     def _refusal(self, call: ToolCall, names: list[str], recoveries: list[str]) -> str | None:
         if call.name not in names:
@@ -339,7 +383,11 @@ class ChatClient:
                         continue
                     full = chunk if full is None else full + chunk
                     metadata = chunk.response_metadata
-                    reason = metadata.get("done_reason") or metadata.get("stop_reason")
+                    reason = (
+                        metadata.get("done_reason")
+                        or metadata.get("stop_reason")
+                        or metadata.get("finish_reason")
+                    )
                     if reason:
                         turn.done_reason = str(reason)
                     if splitter is not None and on_sentence is not None:
@@ -362,6 +410,13 @@ class ChatClient:
                 turn.spoken.append(sentence)
                 await on_sentence(sentence)
         if turn.done_reason in ("length", "max_tokens"):
+            # Cut off at the token limit: the whole sentences of a plain answer stand; a cut tool call
+            # (its arguments may be a fragment) or a single unfinished sentence does not.
+            whole = _whole_sentences(turn.content) if not turn.tool_calls else ""
+            if whole and not text_tool_calls(turn.content, None)[0]:
+                _LOGGER.info("Model %s reached its token limit; keeping the whole sentences", self.model_name)
+                turn.content = whole
+                return turn
             raise ModelResponseError(
                 f"the answer was cut off at the token limit ({turn.done_reason}; {self.token_limit})",
                 spoken="My answer got cut off; please ask again in fewer words.",
@@ -375,7 +430,7 @@ def _bounded(sink: SentenceSink) -> SentenceSink:
 
     async def say(sentence: str) -> None:
         nonlocal spoken
-        sentence = clean_text(sentence).strip()
+        sentence = speakable(clean_text(sentence))
         if not sentence or spoken >= MAX_ANSWER_CHARS:
             return
         sentence = limit_text(sentence, MAX_ANSWER_CHARS - spoken)
@@ -383,6 +438,25 @@ def _bounded(sink: SentenceSink) -> SentenceSink:
         await sink(sentence)
 
     return say
+
+
+def _whole_sentences(text: str) -> str:
+    """The complete sentences at the start of ``text`` (up to its last sentence end), else ""."""
+    text = strip_think(text)
+    ends = [text.rfind(mark) for mark in (". ", "! ", "? ", ".\n", "!\n", "?\n")]
+    end = max(ends)
+    if end < 0 and text.rstrip().endswith((".", "!", "?")):
+        return text.strip()
+    return text[: end + 1].strip() if end >= 0 else ""
+
+
+def _call_key(call: ToolCall) -> str:
+    return f"{call.name} {json.dumps(call.args, sort_keys=True, default=str)}"
+
+
+def _results_text(results: Sequence[ToolResult]) -> str:
+    """What tool results say, as the reply: each result's sentence, failures without "Error:"."""
+    return " ".join(r.content.removeprefix(ERROR_PREFIX).strip() for r in results if r.content.strip())
 
 
 def _text(message: AIMessageChunk | AIMessage) -> str:

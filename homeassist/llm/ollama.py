@@ -1,9 +1,9 @@
 """OllamaClient: the shared tool loop (``chat``) on a local model through LangChain's ChatOllama.
 
 Ollama-specific parts: the ChatOllama built from ``[ollama]`` (a timeout on every read, ``think:
-false``, keep_alive, num_ctx), tools converted by ``tool_format`` and bound as dicts, the transport that
-repairs JSON-string tool arguments, the model's profile detected from ``/api/version`` and
-``/api/show``, the warm-up at start, and Ollama's failures told apart: unreachable (naming the URL),
+false``, keep_alive, num_ctx, num_predict), tools converted by ``tool_format`` and bound as dicts, the
+transport that repairs JSON-string tool arguments, the model's profile detected from ``/api/version``
+and ``/api/show``, the warm-up at start, and Ollama's failures told apart: unreachable (naming the URL),
 model not pulled, timeout, an error line mid-stream, a dropped stream, an HTTP error.
 
 Also the one probe of an Ollama server (``probe_ollama``: is it there, which version) and the one
@@ -92,6 +92,7 @@ class OllamaClient(ChatClient):
             base_url=settings.base_url,
             temperature=settings.temperature,
             num_ctx=settings.num_ctx,
+            num_predict=settings.num_predict,  # every model turn has a token limit
             keep_alive=settings.keep_alive,
             reasoning=False,  # sends think: false; thinking costs seconds on a 0.6B model
             # No proxy from the environment: it would get every prompt (Ollama is local).
@@ -160,12 +161,22 @@ class OllamaClient(ChatClient):
         )
         return self.profile
 
+    async def probe(self, timeout_s: float) -> None:
+        """Whether the server answers (``probe_ollama`` within ``timeout_s``); raises ModelError."""
+        await probe_ollama(self.settings.base_url, timeout_s)
+
     async def warm_up(self) -> bool:
         """Load the model once (an empty chat with ``keep_alive``), so the first question is not a
         cold start. A failure is logged with the fix, never raised."""
         await self.detect()
         url = self.settings.base_url
-        body = {"model": self.settings.model, "messages": [], "keep_alive": self.settings.keep_alive}
+        body = {
+            "model": self.settings.model,
+            "messages": [],
+            "keep_alive": self.settings.keep_alive,
+            # The options the chat requests send: a different num_ctx would make Ollama load it again.
+            "options": {"num_ctx": self.settings.num_ctx, "num_predict": self.settings.num_predict},
+        }
         start = time.perf_counter()
         try:
             async with httpx.AsyncClient(timeout=self.settings.timeout_s, trust_env=False) as client:
@@ -204,7 +215,10 @@ class OllamaClient(ChatClient):
 
     @property
     def token_limit(self) -> str:
-        return f"done_reason=length, [ollama] num_ctx = {self.settings.num_ctx}"
+        return (
+            f"done_reason=length, [ollama] num_predict = {self.settings.num_predict}, "
+            f"num_ctx = {self.settings.num_ctx}"
+        )
 
     def _server_error(self, err: Exception) -> ModelError | None:
         if isinstance(err, httpx.TimeoutException):

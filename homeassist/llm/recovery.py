@@ -13,7 +13,6 @@ from homeassist.messages import ToolCall
 
 _THINK_BLOCK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL)
 _TOOL_CALL_TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
-_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 _ARGUMENT_KEYS = ("arguments", "parameters", "args", "input")
 
 
@@ -43,6 +42,33 @@ def limit_text(text: str, max_chars: int = MAX_ANSWER_CHARS) -> str:
     return (head[:space] if space >= max_chars // 2 else head).rstrip(" ,;:") + "…"
 
 
+#: Markdown a model writes that a listener must not hear: code blocks (dropped whole), headings, list
+#: markers, emphasis, inline code, links (their text kept), table bars.
+_CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
+_LINE_MARK = re.compile(r"^\s*(?:#{1,6}\s+|[-*+•]\s+|\d{1,2}[.)]\s+|>\s*)", re.MULTILINE)
+_EMPHASIS = re.compile(r"(\*{1,3}|_{2,3}|~~)(?=\S)(.+?)(?<=\S)\1")
+_INLINE_CODE = re.compile(r"`([^`]*)`")
+_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
+_TABLE = re.compile(r"\s*\|\s*|^\s*[-:| ]{3,}\s*$", re.MULTILINE)
+#: What code and JSON look like: braces, a quoted key, an identifier with underscores (a tool name).
+_CODE_LIKE = re.compile(r"[{}]|\"\s*:|\b[a-z]+(?:_[a-z]+)+\b|</?\w+>")
+_LINE_END = re.compile(r"(?<![.!?:;,…\s])[ \t]*\n\s*")
+
+
+def speakable(text: str) -> str:
+    """``text`` as it may be read aloud: markdown reduced to its words, lines joined into sentences,
+    and every sentence that looks like code, JSON or a tool name dropped ("" when nothing is left)."""
+    text = _CODE_BLOCK.sub("\n", text)
+    text = _LINK.sub(r"\1", text)
+    text = _INLINE_CODE.sub(r"\1", text)
+    text = _EMPHASIS.sub(r"\2", text)
+    text = _LINE_MARK.sub("", text)
+    text = _TABLE.sub(" ", text)
+    text = _LINE_END.sub(". ", text.strip())
+    kept = [s for s in re.split(r"(?<=[.!?…])\s+", text) if s and not _CODE_LIKE.search(s)]
+    return re.sub(r"\s+", " ", " ".join(kept)).strip()
+
+
 def strip_think(text: str) -> str:
     """``text`` without ``<think>...</think>`` blocks (an unclosed one runs to the end), trimmed."""
     return _THINK_BLOCK.sub("", text).replace("</think>", "").strip()
@@ -64,34 +90,63 @@ def parse_arguments(raw: Any) -> dict[str, Any] | None:
 
 
 def text_tool_calls(content: str, bound: Collection[str] | None) -> tuple[list[ToolCall], str]:
-    """Tool calls the model wrote into its text, and the text without them.
+    """Tool calls the model wrote into its text, and the text without them (never spoken).
 
-    ``<tool_call>{"name", "arguments"}</tool_call>`` blocks count whatever the name (an unknown name is
-    then refused like any hallucinated tool); a bare JSON object (or list of them, or one in a code
-    fence) as the whole answer counts only when it names a bound tool (``bound`` None: any name, for a
-    turn with no tools, where every call is refused anyway).
+    Counted as calls, whatever the name (an unknown one is then refused like any hallucinated tool):
+    ``<tool_call>{...}</tool_call>`` blocks, and JSON objects anywhere in the text (alone, several in a
+    row, in a list or a code fence, or with every brace doubled as some chat templates show them:
+    ``{{"name": ...}}``) that carry a ``name`` and arguments (``arguments``, ``parameters``, ``args``,
+    ``input``), or OpenAI's ``{"function": {...}}``. An object with only a ``name`` counts when that
+    names a bound tool (``bound`` None: any name).
     """
-    calls: list[ToolCall] = []
     text = strip_think(content)
+    calls: list[ToolCall] = []
     if "<tool_call>" in text:
         for block in _TOOL_CALL_TAG.findall(text):
-            calls.extend(_calls_from_json(block, bound=None))
-        return calls, _TOOL_CALL_TAG.sub("", text).strip()
-    candidate = text
-    if fenced := _FENCE.match(candidate):
-        candidate = fenced.group(1)
-    if candidate.startswith(("{", "[")):
-        found = _calls_from_json(candidate, bound=bound)
+            calls.extend(_calls_in(block, bound=None)[0])
+        text = _TOOL_CALL_TAG.sub("", text).strip()
+    found, rest = _calls_in(text, bound=bound)
+    if not found and "{{" in text:
+        found, rest = _calls_in(text.replace("{{", "{").replace("}}", "}"), bound=bound)
+    if not found:
+        return calls, text
+    rest = _FENCE_MARK.sub("", rest)
+    return calls + found, "" if not _WORD.search(rest) else re.sub(r"\s+", " ", rest).strip()
+
+
+_FENCE_MARK = re.compile(r"```(?:json)?")
+_WORD = re.compile(r"[^\W_]{2,}")
+_DECODER = json.JSONDecoder()
+
+
+def _calls_in(text: str, *, bound: Collection[str] | None) -> tuple[list[ToolCall], str]:
+    """The call-shaped JSON values in ``text`` and the text around them."""
+    calls: list[ToolCall] = []
+    kept: list[str] = []
+    at = 0
+    position = 0
+    while (start := _next_json(text, position)) >= 0:
+        try:
+            value, end = _DECODER.raw_decode(text, start)
+        except json.JSONDecodeError:
+            position = start + 1
+            continue
+        found = _calls_from_value(value, bound=bound)
         if found:
-            return found, ""
-    return [], text
+            calls.extend(found)
+            kept.append(text[at:start])
+            at = end
+        position = end
+    kept.append(text[at:])
+    return calls, "".join(kept)
 
 
-def _calls_from_json(text: str, *, bound: Collection[str] | None) -> list[ToolCall]:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
-        return []
+def _next_json(text: str, position: int) -> int:
+    starts = [i for i in (text.find("{", position), text.find("[", position)) if i >= 0]
+    return min(starts, default=-1)
+
+
+def _calls_from_value(data: Any, *, bound: Collection[str] | None) -> list[ToolCall]:
     items = data if isinstance(data, list) else [data]
     calls = []
     for item in items:
@@ -101,12 +156,24 @@ def _calls_from_json(text: str, *, bound: Collection[str] | None) -> list[ToolCa
         if isinstance(function, Mapping):  # OpenAI's shape: {"function": {"name", "arguments"}}
             item = function
         name = item.get("name")
-        if not isinstance(name, str) or not name or (bound is not None and name not in bound):
+        if not isinstance(name, str) or not name:
+            continue
+        has_args = any(key in item for key in _ARGUMENT_KEYS)
+        if not has_args and (bound is not None and name not in bound):
             continue
         raw: Any = next((item[key] for key in _ARGUMENT_KEYS if key in item), {})
         args = parse_arguments(raw)
         calls.append(ToolCall(name=name, args=args if args is not None else {"_raw": raw}, id=_new_id()))
     return calls
+
+
+def schema_as_arguments(args: Mapping[str, Any]) -> bool:
+    """Whether ``args`` is a JSON schema rather than values (``{"type": "object", "properties": {}}``):
+    what a small model sends for a tool without arguments. Such arguments count as none."""
+    return args.get("type") == "object" and set(args) <= _SCHEMA_KEYS
+
+
+_SCHEMA_KEYS = frozenset({"type", "properties", "required", "title", "description", "additionalProperties"})
 
 
 def _new_id() -> str:

@@ -11,7 +11,11 @@ Inside ``refusing(names, why)`` (a context variable: the request's task and the 
 of ``names`` is not run, whoever asks: a model may call a tool it was never offered, so this is where a
 request that may not act (``[wyoming] allow_actions = false``) is held to it. Inside ``in_room(room)``
 (another context variable, set by the Assistant for a whole request) ``current_room()`` is the room the
-request came from: a timer set then remembers it, to ring there.
+request came from: a timer set then remembers it, to ring there. Inside ``guarded(check)`` (set by the
+Assistant for a whole request) every call is first put to ``check`` (``intent.grounding``: does what it
+acts on follow from what the person said?); a call it answers with a question runs nothing and its
+result carries the question. The local path, the model and anything a request starts go through it;
+a job the scheduler fires later runs outside any request (its call was checked when it was set).
 """
 
 from __future__ import annotations
@@ -73,6 +77,22 @@ def in_room(room: str | None) -> Iterator[None]:
 def current_room() -> str | None:
     """The room of the request being answered (``in_room``), else None."""
     return _ROOM.get()
+
+
+#: Judges a call before it runs: None to run it, else the question to ask the person instead.
+CallCheck = Callable[[str, Mapping[str, Any]], "str | None"]
+_GUARD: ContextVar[CallCheck | None] = ContextVar("call_guard", default=None)
+
+
+@contextlib.contextmanager
+def guarded(check: CallCheck | None) -> Iterator[None]:
+    """While the block runs (and in tasks it starts), ``execute`` asks ``check`` about every call whose
+    arguments are valid; a call it answers with a question is not run."""
+    token = _GUARD.set(check)
+    try:
+        yield
+    finally:
+        _GUARD.reset(token)
 
 
 class ToolExecutor:
@@ -140,6 +160,13 @@ class ToolExecutor:
             _LOGGER.debug("Tool %s rejected arguments %r: %s", name, args, problem)
             return self._finish(name, shown_args, f"{ERROR_PREFIX} {problem}", start, call_id, caller)
         shown_args = parsed
+        check = _GUARD.get()
+        question = check(name, parsed) if check is not None else None
+        if question is not None:
+            _LOGGER.info("Tool %s for %s not run: what it acts on was not named by the person", name, caller)
+            _LOGGER.debug("Tool %s(%s) refused; asking: %s", name, parsed, question)
+            content = f"{ERROR_PREFIX} {question}"
+            return self._finish(name, shown_args, content, start, call_id, caller, question=question)
         _LOGGER.debug("Running tool %s(%s) for %s", name, shown_args, caller or "?")
         try:
             output = await asyncio.wait_for(tool.ainvoke(parsed), timeout=self.timeout_s)
@@ -165,7 +192,15 @@ class ToolExecutor:
         return results
 
     def _finish(
-        self, name: str, args: dict[str, Any], content: str, start: float, call_id: str, caller: str
+        self,
+        name: str,
+        args: dict[str, Any],
+        content: str,
+        start: float,
+        call_id: str,
+        caller: str,
+        *,
+        question: str = "",
     ) -> ToolResult:
         elapsed_ms = (time.perf_counter() - start) * 1000
         if elapsed_ms > self.slow_ms:
@@ -180,6 +215,7 @@ class ToolExecutor:
             elapsed_ms=round(elapsed_ms, 3),
             call_id=call_id,
             caller=caller,
+            question=question,
         )
         self.records.append(result)
         for listener in self._listeners:

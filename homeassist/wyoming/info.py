@@ -37,6 +37,10 @@ HOMEASSIST = Attribution(name="homeassist", url="")
 MODEL_SERVERS = {
     "ollama": Attribution(name="Ollama", url="https://ollama.com"),
     "anthropic": Attribution(name="Anthropic", url="https://www.anthropic.com"),
+    # Whatever serves the OpenAI-compatible API (llama-server, LM Studio, vLLM): named by its API.
+    "openai": Attribution(
+        name="OpenAI-compatible server", url="https://platform.openai.com/docs/api-reference/chat"
+    ),
 }
 
 
@@ -59,7 +63,7 @@ class Description:
     #: The text-to-speech engine (``[tts] engine``) and its voice.
     tts_engine: str
     tts_voice: str
-    #: The model server ("ollama", "anthropic") and the model that answers conversations.
+    #: The model server ("ollama", "anthropic", "openai") and the model that answers conversations.
     model_server: str
     model: str
     version: str = __version__
@@ -75,7 +79,11 @@ class Description:
             tts_engine=tts.engine,
             tts_voice=voice,
             model_server=server,
-            model=settings.ollama.model if server == "ollama" else settings.anthropic.model,
+            model={
+                "ollama": settings.ollama.model,
+                "anthropic": settings.anthropic.model,
+                "openai": settings.openai.model,
+            }[server],
         )
 
 

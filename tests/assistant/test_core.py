@@ -186,13 +186,13 @@ async def test_with_prefer_local_off_the_model_switches_the_device_through_its_t
         try:
             ollama.script(
                 tool_calls(("turn_on", {"device": "kitchen light"})),
-                reply("The kitchen light is on."),
                 reply("Hamlet was written by William Shakespeare."),
                 tool_calls(("get_current_datetime", {})),
                 reply("It's noon."),
             )
             reply_ = await runtime.assistant.handle("turn on the kitchen light")
-            assert (reply_.path, reply_.text) == ("model", "The kitchen light is on.")
+            # The confirmed result is the reply: no second model round.
+            assert (reply_.path, reply_.text) == ("model", "Kitchen Light is now on.")
             assert [(a.tool, a.ok, a.caller) for a in reply_.actions] == [("turn_on", True, "model")]
             assert reply_.actions[0].content == "Kitchen Light is now on."
             async with Observer(sim_url) as watcher:
@@ -200,9 +200,9 @@ async def test_with_prefer_local_off_the_model_switches_the_device_through_its_t
             # Each tier's tools, and none for a general question.
             assert tool_names(ollama.chats[0]) == list(DEVICE_TOOLS)
             await runtime.assistant.handle("who wrote hamlet")
-            assert ollama.chats[2]["tools"] == []
+            assert ollama.chats[1]["tools"] == []
             await runtime.assistant.handle("what time is it")
-            assert tool_names(ollama.chats[3]) == ["get_current_datetime"]
+            assert tool_names(ollama.chats[2]) == ["get_current_datetime"]
             await runtime.assistant.handle("turn off the kitchen light")  # nothing scripted: a model error
         finally:
             await runtime.aclose()

@@ -21,8 +21,10 @@ from homeassist.audio import capture
 from homeassist.cli.checks import Check, exit_code
 from homeassist.cli.doctor import format_report, run_checks, run_doctor, services, system
 from homeassist.config.loader import LoadedConfig, load_settings
+from homeassist.config.settings import Settings
 from homeassist.web import playwright
 from tests.conftest import REPO, free_port
+from tests.llm.openai_standin import OpenAIStandIn
 from tests.llm.standin import OllamaStandIn
 
 
@@ -76,6 +78,42 @@ async def test_anthropic_needs_only_a_key_which_is_never_shown(tmp_path: Path) -
     assert by_name(checks, "anthropic").status == "ok"
     assert not [c for c in checks if c.name.startswith("ollama")]
     assert secret not in json.dumps([c.to_dict() for c in checks]) + format_report(checks, color=False)
+
+
+async def test_an_openai_compatible_server_is_checked_by_its_model_list(tmp_path: Path) -> None:
+    secret = "sk-local-not-real-0123"
+    async with OpenAIStandIn(models=("llama3.2:1b", "qwen3:0.6b"), api_key=secret) as server:
+        overrides = {"OPENAI__BASE_URL": server.base_url, "OPENAI__API_KEY": secret}
+        checks = await run_checks(load(tmp_path, OLLAMA__PROVIDER="openai", **overrides))
+    assert by_name(checks, "openai").status == "ok" and by_name(checks, "openai").required
+    assert by_name(checks, "openai model").detail == "qwen3:0.6b is served"
+    assert not [c for c in checks if c.name.startswith("ollama")]
+    assert [r.path for r in server.requests] == ["/v1/models"]
+    assert secret not in json.dumps([c.to_dict() for c in checks]) + format_report(checks, color=False)
+
+
+async def test_openai_server_problems_fail_with_the_fix(tmp_path: Path, closed_url: str) -> None:
+    def settings(url: str, key: str = "") -> Settings:
+        overrides = {"OLLAMA__PROVIDER": "openai", "OPENAI__BASE_URL": url, "OPENAI__API_KEY": key}
+        return load(tmp_path, **overrides).settings
+
+    down = await services.check_openai(settings(f"{closed_url}/v1"))
+    assert (down[0].status, down[1].status) == ("fail", "skip")
+    assert closed_url in down[0].detail and "llama-server --jinja" in down[0].fix
+    async with OpenAIStandIn(api_key="sk-right") as keyed:
+        refused = await services.check_openai(settings(keyed.base_url))
+    assert refused[0].status == "fail" and "refused the API key" in refused[0].detail
+    assert "[openai] api_key" in refused[0].fix
+    async with OpenAIStandIn(models=("llama3.2:1b", "mistral:7b")) as other:
+        missing = await services.check_openai(settings(other.base_url))
+    assert missing[0].status == "ok"
+    assert (missing[1].status, missing[1].required) == ("fail", True)
+    assert "does not list qwen3:0.6b (it serves: llama3.2:1b, mistral:7b)" in missing[1].detail
+    assert "[openai] model" in missing[1].fix
+    # A single-model server (llama-server) answers under any name: a warning with the name it uses.
+    async with OpenAIStandIn(models=("qwen2.5-coder-0.5b-q4_k_m.gguf",)) as single:
+        only = await services.check_openai(settings(single.base_url))
+    assert only[1].status == "warn" and "[openai] model = 'qwen2.5-coder-0.5b-q4_k_m.gguf'" in only[1].fix
 
 
 # --- state directory and token ---------------------------------------------------------------------

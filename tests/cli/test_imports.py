@@ -20,6 +20,8 @@ HEAVY = (
     "langchain_core",
     "langchain_ollama",
     "langchain_anthropic",
+    "langchain_openai",
+    "openai",
     "ollama",
     "faster_whisper",
     "ctranslate2",

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from homeassist.config import loader
 from homeassist.config.loader import load_settings, state_dir
+from homeassist.config.render import render_toml
 from homeassist.config.settings import ModelOverride, SatelliteSettings, Settings
 from homeassist.errors import ConfigError
 
@@ -196,6 +197,45 @@ def test_environment_variable_without_a_key() -> None:
 def test_environment_json_that_does_not_parse() -> None:
     message = error_of(env={"HOMEASSIST_LOGGING": "{level: debug}"})
     assert "HOMEASSIST_LOGGING" in message and "not valid JSON" in message
+
+
+# --- the OpenAI-compatible provider --------------------------------------------------------------------
+
+
+def test_the_openai_provider_and_its_section(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        '[ollama]\nprovider = "openai"\nnum_predict = 128\n'
+        '[openai]\nbase_url = "http://192.168.1.20:1234/v1/"\nmodel = "qwen2.5-coder-0.5b"\n'
+        "max_tokens = 256\n",
+    )
+    loaded = load_settings(path, env={"HOMEASSIST_OPENAI__API_KEY": "sk-local"})
+    settings = loaded.settings
+    assert "sk-local" not in render_toml(loaded)  # `config check` never shows the key
+    assert (settings.ollama.provider, settings.ollama.num_predict) == ("openai", 128)
+    openai = settings.openai
+    assert openai.base_url == "http://192.168.1.20:1234/v1"  # no trailing slash
+    assert (openai.model, openai.api_key, openai.max_tokens) == ("qwen2.5-coder-0.5b", "sk-local", 256)
+    defaults = Settings().openai
+    assert (defaults.base_url, defaults.model, defaults.api_key, defaults.max_tokens) == (
+        "http://127.0.0.1:8080/v1",
+        "qwen3:0.6b",
+        "",
+        192,
+    )
+
+
+def test_openai_settings_errors_name_file_key_and_allowed_values(tmp_path: Path) -> None:
+    path = write(tmp_path, '[openai]\nbase_url = "127.0.0.1:8080/v1"\n')
+    message = error_of(path)
+    assert message.startswith(f"{path}: [openai] base_url: found '127.0.0.1:8080/v1'")
+    assert "allowed: an http:// or https:// URL such as 'http://127.0.0.1:8080/v1'" in message
+    message = error_of(write(tmp_path, "[openai]\nmax_tokens = 8\n[ollama]\nnum_predict = 9000\n"))
+    assert "[openai] max_tokens: found 8" in message and "a whole number >= 16 and <= 8192" in message
+    assert "[ollama] num_predict: found 9000" in message
+    message = error_of(write(tmp_path, '[ollama]\nprovider = "llamacpp"\n'))
+    assert "[ollama] provider: found 'llamacpp'" in message
+    assert "one of 'ollama', 'anthropic', 'openai'" in message
 
 
 # --- the example configuration and the state directory --------------------------------------------

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 from homeassist.config.loader import load_settings
 from homeassist.config.settings import OllamaSettings
@@ -29,16 +29,21 @@ def ollama_settings(url: str, **overrides: str) -> OllamaSettings:
 
 
 class Home:
-    """Two tools that record what they were asked to do."""
+    """Device tools over two lights; turning on records what was asked."""
 
     def __init__(self) -> None:
         self.switched: list[tuple[str, bool]] = []
 
     def tools(self) -> list[BaseTool]:
-        async def list_devices() -> str:
+        async def list_devices(area: str | None = None) -> str:
             return "Kitchen Light (light, Kitchen): off\nPorch Light (light, Porch): off"
 
+        async def get_device_state(device: str) -> str:
+            return f"{device} is off."
+
         async def turn_on(device: str) -> str:
+            if device not in ("Kitchen Light", "Porch Light"):
+                raise ToolException(f'No device called "{device}". Devices: Kitchen Light, Porch Light.')
             self.switched.append((device, True))
             return f"{device} is now on."
 
@@ -47,7 +52,7 @@ class Home:
 
         return [
             StructuredTool.from_function(coroutine=f, name=f.__name__, description=f"{f.__name__} tool")
-            for f in (list_devices, turn_on, set_level)
+            for f in (list_devices, get_device_state, turn_on, set_level)
         ]
 
 

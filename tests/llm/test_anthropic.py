@@ -78,14 +78,13 @@ async def test_a_tool_request_goes_round_the_loop(
     server: AnthropicStandIn, make_client: MakeClient, home: Home
 ) -> None:
     client, tools = make_client()
-    first = tool_use(("turn_on", {"device": "Kitchen Light"}))
-    server.script(first, text("The kitchen light is on."))
-    answer = await client.answer("turn on the kitchen light", tools, kind="device")
-    assert answer.text == "The kitchen light is on." and answer.rounds == 1
-    assert home.switched == [("Kitchen Light", True)]
+    first = tool_use(("get_device_state", {"device": "Kitchen Light"}))
+    server.script(first, text("The kitchen light is off."))
+    answer = await client.answer("is the kitchen light on", tools, kind="device")
+    assert answer.text == "The kitchen light is off." and answer.rounds == 1
     body = server.bodies[0]
     assert "can't do that yet" in str(body["system"])
-    assert [t["name"] for t in body["tools"]] == ["list_devices", "turn_on", "set_level"]
+    assert [t["name"] for t in body["tools"]] == ["list_devices", "get_device_state", "turn_on", "set_level"]
     assert body["max_tokens"] == 1024 and body["stream"] is True
     follow = server.bodies[1]["messages"]
     tool_id = first.tool_uses[0].id
@@ -94,7 +93,7 @@ async def test_a_tool_request_goes_round_the_loop(
     assert (result["type"], result["tool_use_id"], result["content"]) == (
         "tool_result",
         tool_id,
-        "Kitchen Light is now on.",
+        "Kitchen Light is off.",
     )
 
 
@@ -114,11 +113,10 @@ async def test_sentences_stream_and_recovery_is_shared(
     assert answer.text == "First sentence here. Second one."
     # The first sentence was handed on while the model still held back the rest.
     assert heard == [("First sentence here.", False), ("Second one.", True)]
-    server.script(
-        tool_use(("launch_rocket", {})), tool_use(("turn_on", {"device": "Porch Light"})), text("Done.")
-    )
+    server.script(tool_use(("launch_rocket", {})), tool_use(("turn_on", {"device": "Porch Light"})))
     corrected = await client.answer("turn on the porch light", tools, kind="device")
     assert corrected.recoveries == ("hallucinated_tool",) and home.switched == [("Porch Light", True)]
+    assert corrected.text == "Porch Light is now on."
     server.script(text(""), text("It is noon."))
     retried = await client.answer("what time is it", tools, kind="device")
     assert (retried.text, retried.recoveries) == ("It is noon.", ("empty_retry",))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import httpx
@@ -29,7 +29,7 @@ from homeassist.llm.ollama import (
     probe_ollama,
 )
 from homeassist.llm.tool_format import to_ollama_tools
-from homeassist.tools.executor import ToolExecutor
+from homeassist.tools.executor import ToolExecutor, guarded
 from tests.conftest import free_port
 from tests.llm.conftest import Home, ollama_settings
 from tests.llm.standin import (
@@ -77,7 +77,7 @@ async def test_request_body_has_the_settings_and_exactly_the_converted_tools(
     first = server.chats[0]
     assert first["model"] == "qwen3:0.6b"
     assert first["think"] is False and first["stream"] is True
-    assert first["options"] == {"num_ctx": 2048, "temperature": 0.1}
+    assert first["options"] == {"num_ctx": 2048, "num_predict": 192, "temperature": 0.1}
     assert first["keep_alive"] == "10m"
     assert first["tools"] == to_ollama_tools(tools)
     assert first["messages"][0]["role"] == "system" and "can't do that yet" in first["messages"][0]["content"]
@@ -98,19 +98,92 @@ async def test_two_rounds_list_then_act_with_one_tool_message_per_call(
     client, tools = make_client()
     server.script(
         tool_calls(("list_devices", {})),
-        tool_calls(("turn_on", {"device": "Kitchen Light"}), ("turn_on", {"device": "Porch Light"})),
-        reply("Both lights are on."),
+        tool_calls(
+            ("get_device_state", {"device": "Kitchen Light"}), ("get_device_state", {"device": "Porch Light"})
+        ),
+        reply("Both lights are off."),
     )
-    answer = await client.answer("turn on the lights", tools, kind="device")
-    assert answer.text == "Both lights are on." and answer.rounds == 2
-    assert [a.tool for a in answer.actions] == ["list_devices", "turn_on", "turn_on"]
-    assert home.switched == [("Kitchen Light", True), ("Porch Light", True)]
+    answer = await client.answer("are the lights off", tools, kind="device")
+    assert answer.text == "Both lights are off." and answer.rounds == 2
+    assert [a.tool for a in answer.actions] == ["list_devices", "get_device_state", "get_device_state"]
     third = server.chats[2]["messages"]
     roles = [m["role"] for m in third]
     assert roles == ["system", "user", "assistant", "tool", "assistant", "tool", "tool"]
-    assert [c["function"]["name"] for c in third[4]["tool_calls"]] == ["turn_on", "turn_on"]
-    assert third[5]["content"] == "Kitchen Light is now on."
-    assert third[6]["content"] == "Porch Light is now on."
+    assert [c["function"]["name"] for c in third[4]["tool_calls"]] == ["get_device_state", "get_device_state"]
+    assert third[5]["content"].startswith("Kitchen Light")
+    assert third[6]["content"].startswith("Porch Light")
+
+
+async def test_confirmed_actions_are_the_reply_without_a_second_model_round(
+    server: OllamaStandIn, make_client: MakeClient, home: Home
+) -> None:
+    client, tools = make_client()
+    server.script(
+        tool_calls(("turn_on", {"device": "Kitchen Light"}), ("turn_on", {"device": "Porch Light"})),
+        reply("never asked for"),
+    )
+    sink = Sentences()
+    answer = await client.answer("turn on the lights", tools, kind="device", on_sentence=sink)
+    assert home.switched == [("Kitchen Light", True), ("Porch Light", True)]
+    assert answer.text == "Kitchen Light is now on. Porch Light is now on." and answer.rounds == 1
+    assert sink.texts == ["Kitchen Light is now on.", "Porch Light is now on."]
+    assert len(server.chats) == 1 and server.pending == 1
+
+
+async def test_a_failed_action_goes_back_to_the_model(
+    server: OllamaStandIn, make_client: MakeClient, home: Home
+) -> None:
+    client, tools = make_client()
+    server.script(
+        tool_calls(("turn_on", {"device": "Garage Light"})),
+        tool_calls(("turn_on", {"device": "Porch Light"})),
+    )
+    answer = await client.answer("turn on the porch light", tools, kind="device")
+    assert home.switched == [("Porch Light", True)] and answer.text == "Porch Light is now on."
+    assert server.chats[1]["messages"][-1]["content"].startswith("Error:")
+
+
+async def test_a_call_repeated_after_its_result_is_not_run_again_and_ends_with_the_result(
+    server: OllamaStandIn, make_client: MakeClient, home: Home
+) -> None:
+    client, tools = make_client()
+    state = ("get_device_state", {"device": "Porch Light"})
+    server.script(tool_calls(state), tool_calls(state), tool_calls(state), reply("never asked for"))
+    answer = await client.answer("is the porch light on", tools, kind="device")
+    assert [a.tool for a in answer.actions] == ["get_device_state"]
+    assert answer.text == answer.actions[0].content and "repeated_call" in answer.recoveries
+    assert len(server.chats) == 2
+
+
+async def test_a_schema_sent_as_arguments_counts_as_none(
+    server: OllamaStandIn, make_client: MakeClient
+) -> None:
+    client, tools = make_client()
+    server.script(
+        tool_calls(("list_devices", {"type": "object", "properties": {"area": {"type": "string"}}})),
+        reply("You have two lights."),
+    )
+    answer = await client.answer("what devices do I have", tools, kind="device")
+    assert answer.actions[0].ok and answer.actions[0].args == {}
+    assert "schema_arguments" in answer.recoveries and "bad_arguments" not in answer.recoveries
+
+
+async def test_a_call_the_person_did_not_ground_asks_back_and_runs_nothing(
+    server: OllamaStandIn, make_client: MakeClient, home: Home
+) -> None:
+    client, tools = make_client()
+    server.script(tool_calls(("turn_on", {"device": "Porch Light"})), reply("never asked for"))
+    asked: list[str] = []
+
+    def check(tool: str, args: Mapping[str, Any]) -> str | None:
+        asked.append(str(args.get("device")))
+        return "Which light do you mean: the Kitchen Light?"
+
+    with guarded(check):
+        answer = await client.answer("turn on the light", tools, kind="device")
+    assert home.switched == [] and asked == ["Porch Light"]
+    assert answer.text == "Which light do you mean: the Kitchen Light?" and len(server.chats) == 1
+    assert answer.actions[0].question == answer.text and not answer.actions[0].ok
 
 
 async def test_tool_rounds_are_bounded_then_the_model_must_answer(
@@ -119,7 +192,7 @@ async def test_tool_rounds_are_bounded_then_the_model_must_answer(
     client, tools = make_client(max_tool_rounds=2)
     server.script(
         tool_calls(("list_devices", {})),
-        tool_calls(("list_devices", {})),
+        tool_calls(("list_devices", {"area": "Kitchen"})),
         reply("Here are your devices."),
     )
     answer = await client.answer("what devices are there", tools, kind="device")
@@ -188,14 +261,14 @@ async def test_sentences_are_handed_on_as_they_arrive(server: OllamaStandIn, mak
 async def test_text_beside_tool_calls_is_not_spoken(server: OllamaStandIn, make_client: MakeClient) -> None:
     client, tools = make_client()
     server.script(
-        tool_calls(("turn_on", {"device": "Kitchen Light"}), content="Sure, let me do that."),
-        reply("Kitchen Light is on."),
+        tool_calls(("get_device_state", {"device": "Kitchen Light"}), content="Sure, let me check."),
+        reply("Kitchen Light is off."),
     )
     sink = Sentences()
-    await client.answer("turn on the kitchen light", tools, kind="device", on_sentence=sink)
-    assert sink.texts == ["Kitchen Light is on."]
+    await client.answer("is the kitchen light on", tools, kind="device", on_sentence=sink)
+    assert sink.texts == ["Kitchen Light is off."]
     # It stays in the conversation the model sees.
-    assert server.chats[1]["messages"][2]["content"] == "Sure, let me do that."
+    assert server.chats[1]["messages"][2]["content"] == "Sure, let me check."
 
 
 # --- recovery -------------------------------------------------------------------------------------
@@ -246,13 +319,13 @@ async def test_tool_calls_written_as_text_are_run(
     server: OllamaStandIn, make_client: MakeClient, home: Home, written: str
 ) -> None:
     client, tools = make_client()
-    server.script(reply(written), reply("Kitchen Light is now on."))
+    server.script(reply(written), reply("never asked for"))
     sink = Sentences()
     answer = await client.answer("turn on the kitchen light", tools, kind="device", on_sentence=sink)
     assert home.switched == [("Kitchen Light", True)]
     assert answer.recoveries == ("text_tool_call",)
-    assert sink.texts == ["Kitchen Light is now on."]
-    assert server.chats[1]["messages"][-1] == {"role": "tool", "content": "Kitchen Light is now on."}
+    # The confirmed result is the reply; the call's text is never spoken.
+    assert sink.texts == ["Kitchen Light is now on."] and len(server.chats) == 1
 
 
 async def test_think_blocks_are_never_spoken(server: OllamaStandIn, make_client: MakeClient) -> None:
@@ -384,7 +457,8 @@ async def test_warm_up_loads_the_model_with_keep_alive(
     caplog.set_level(logging.INFO)
     client, _ = make_client(keep_alive="1h")
     assert await client.warm_up() is True
-    assert server.chats == [{"model": "qwen3:0.6b", "messages": [], "keep_alive": "1h"}]
+    options = {"num_ctx": 4096, "num_predict": 192}
+    assert server.chats == [{"model": "qwen3:0.6b", "messages": [], "keep_alive": "1h", "options": options}]
     assert server.pending == 0 and "Model qwen3:0.6b loaded" in caplog.text
 
 

@@ -120,7 +120,7 @@ def system(body: dict[str, object]) -> str:
 async def test_profiles_shape_the_request_body() -> None:
     async with OllamaStandIn(models=("qwen3:0.6b", "llama3.2:3b", "phi4:14b")) as server:
         qwen = await answer_with(server, "qwen3:0.6b")
-        assert names(qwen) == ["list_devices", "turn_on", "set_level"]
+        assert names(qwen) == ["list_devices", "get_device_state", "turn_on", "set_level"]
         assert "never by writing the call as text" in system(qwen)
         limited = await answer_with(server, "qwen3:0.6b", '{"qwen3": {"max_tools": 2}}')
         assert names(limited) == ["turn_on", "set_level"]

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from homeassist.llm.recovery import SentenceSplitter, parse_arguments, strip_think, text_tool_calls
+from homeassist.llm.recovery import (
+    SentenceSplitter,
+    parse_arguments,
+    schema_as_arguments,
+    speakable,
+    strip_think,
+    text_tool_calls,
+)
 from homeassist.llm.transport import repair_line
 
 BOUND = ["turn_on", "turn_off"]
@@ -34,15 +41,57 @@ def test_tool_calls_written_as_text_become_calls(content: str) -> None:
     assert rest == ""
 
 
-def test_text_that_only_looks_like_a_call_stays_text() -> None:
-    assert text_tool_calls('{"name": "launch_rocket", "arguments": {}}', BOUND) == (
-        [],
-        '{"name": "launch_rocket", "arguments": {}}',
-    )
+def test_a_call_naming_an_unknown_tool_is_still_a_call_never_text() -> None:
+    # Written as a call, it is one (then refused as a hallucinated tool); it is never read aloud.
+    calls, rest = text_tool_calls('{"name": "launch_rocket", "arguments": {}}', BOUND)
+    assert [c.name for c in calls] == ["launch_rocket"] and rest == ""
     assert text_tool_calls("The kitchen light is on.", BOUND) == ([], "The kitchen light is on.")
-    # In <tool_call> tags any name counts: the client then refuses it as a hallucinated tool.
+    # A bare name is a call only when it names a bound tool ("Bob" is not one).
+    assert text_tool_calls('{"name": "Bob"}', BOUND) == ([], '{"name": "Bob"}')
     calls, _ = text_tool_calls('<tool_call>{"name": "launch_rocket", "arguments": {}}</tool_call>', BOUND)
     assert [c.name for c in calls] == ["launch_rocket"]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        # Qwen2.5-Coder-1.5B copies its chat template's doubled braces.
+        '{{"name": "turn_on", "arguments": {{"device": "kitchen light"}}}}',
+        # Two calls in one reply, one a line (the 0.5B does this).
+        '{"name": "turn_on", "arguments": {"device": "kitchen light"}}\n'
+        '{"name": "turn_off", "arguments": {"device": "porch light"}}',
+        'Sure! {"name": "turn_on", "arguments": {"device": "kitchen light"}}',
+    ],
+)
+def test_calls_in_other_shapes_are_found_and_nothing_of_them_is_left_to_say(content: str) -> None:
+    calls, rest = text_tool_calls(content, BOUND)
+    assert calls and calls[0].name == "turn_on" and calls[0].args == {"device": "kitchen light"}
+    assert "{" not in rest and "name" not in rest
+
+
+def test_a_schema_sent_as_arguments_counts_as_none() -> None:
+    assert schema_as_arguments({"type": "object", "properties": {}})
+    assert schema_as_arguments({"type": "object", "properties": {"area": {"type": "string"}}, "required": []})
+    assert not schema_as_arguments({"device": "porch", "type": "object"})
+    assert not schema_as_arguments({})
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (
+            "Why did the chicken cross the road?\n\nTo get to the *other* side!",
+            "Why did the chicken cross the road? To get to the other side!",
+        ),
+        ("**Here** is one:\n- Tea\n- Coffee", "Here is one: Tea. Coffee"),
+        ("I used turn_on for that. The Porch Light is on.", "The Porch Light is on."),
+        ('```python\nprint("hi")\n```\nDone.', "Done."),
+        ('Use {"device": "porch"}. Then wait.', "Then wait."),
+        ("It is 5 p.m. in [Paris](https://example.org).", "It is 5 p.m. in Paris."),
+    ],
+)
+def test_speakable_keeps_words_and_drops_markdown_code_json_and_tool_names(text: str, said: str) -> None:
+    assert speakable(text) == said
 
 
 def test_parse_arguments() -> None:

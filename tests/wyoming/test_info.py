@@ -38,6 +38,15 @@ def test_the_description_follows_the_settings() -> None:
     assert (other.model_server, other.model) == ("anthropic", "claude-haiku-4-5")
 
 
+def test_an_openai_compatible_server_is_named_with_its_model() -> None:
+    env = {"HOMEASSIST_OLLAMA__PROVIDER": "openai", "HOMEASSIST_OPENAI__MODEL": "qwen2.5-coder-0.5b"}
+    description = Description.from_settings(load_settings(env=env).settings)
+    assert (description.model_server, description.model) == ("openai", "qwen2.5-coder-0.5b")
+    model = build_info(description, asr=False, tts=False, handle=True, allow_actions=True).handle[0].models[0]
+    assert (model.name, model.attribution.name) == ("qwen2.5-coder-0.5b", "OpenAI-compatible server")
+    assert "qwen2.5-coder-0.5b on openai" in (model.description or "")
+
+
 def test_info_lists_only_what_is_served_and_whether_a_conversation_may_act() -> None:
     description = Description.from_settings(load_settings(env={}).settings)
     info = build_info(description, asr=False, tts=False, handle=True, allow_actions=True)

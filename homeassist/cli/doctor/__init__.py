@@ -2,11 +2,11 @@
 
 Each :class:`~homeassist.cli.checks.Check` has a status (ok, warn, fail, skip), a one-line detail and,
 for a problem, the fix (a command or a configuration key). Required (exit code 1 when one fails): the
-state directory, the model server and its model, Z-Wave, and with voice on (``[audio] input`` not
-'none') what voice needs but the microphone itself (none is a warning: typed and API requests still
-work). The checks live beside this module: ``system`` (configuration, state directory, token),
-``voice`` (microphone, speaker, speech model, wake words) and ``services`` (the model server, Z-Wave,
-the browser).
+state directory, the model server and its model (Ollama, an OpenAI-compatible server, or Anthropic's
+key), Z-Wave, and with voice on (``[audio] input`` not 'none') what voice needs but the microphone
+itself (none is a warning: typed and API requests still work). The checks live beside this module:
+``system`` (configuration, state directory, token), ``voice`` (microphone, speaker, speech model, wake
+words) and ``services`` (the model server, Z-Wave, the browser).
 
 Bounds: the checks run concurrently; HTTP and WebSocket calls time out after 3 s, a command after 5 s,
 the whole run after ``TOTAL_TIMEOUT_S`` (a check still running then is cancelled and failed). Blocking
@@ -75,6 +75,8 @@ async def run_checks(loaded: LoadedConfig, *, timeout_s: float = TOTAL_TIMEOUT_S
 
     if settings.ollama.provider == "anthropic":
         model: _Spec = ("anthropic", True, lambda: _now(services.check_anthropic(loaded)))
+    elif settings.ollama.provider == "openai":
+        model = ("openai", True, lambda: services.check_openai(settings))
     else:
         model = ("ollama", True, lambda: services.check_ollama(settings))
     specs: list[_Spec] = [

@@ -1,5 +1,6 @@
-"""The doctor's checks of what the daemon talks to: the model server (Ollama, or Anthropic's key),
-Z-Wave (zwave-js-server, or the simulated home's files) and the browser for web search."""
+"""The doctor's checks of what the daemon talks to: the model server (Ollama, an OpenAI-compatible
+server, or Anthropic's key), Z-Wave (zwave-js-server, or the simulated home's files) and the browser
+for web search."""
 
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ from homeassist.cli.doctor.bounds import COMMAND_TIMEOUT_S, HTTP_TIMEOUT_S, ZWAV
 from homeassist.cli.doctor.system import SETUP, need
 from homeassist.config.loader import LoadedConfig
 from homeassist.config.settings import Settings
-from homeassist.errors import ModelUnreachableError, ZWaveError
+from homeassist.errors import ModelError, ModelUnreachableError, ZWaveError
 from homeassist.llm.ollama import probe_ollama
+from homeassist.llm.openai_server import list_models, missing_model
 
 # --- the model server --------------------------------------------------------------------------------
 
@@ -70,6 +72,46 @@ async def check_ollama_model(url: str, model: str) -> Check:
         detail = f"{model} cannot call tools (capabilities: {', '.join(map(str, capabilities))})"
         return Check("ollama model", "warn", detail, "set [ollama] model to one with tool support")
     return Check("ollama model", "ok", f"{model} is pulled", required=True)
+
+
+async def check_openai(settings: Settings) -> list[Check]:
+    """The OpenAI-compatible server answers ``GET /models`` (within the HTTP bound) and lists the model;
+    a server listing one model only may answer under any name (llama-server): a warning there."""
+    openai = settings.openai
+    url, model = openai.base_url, openai.model
+    missing_extra = importlib.util.find_spec("langchain_openai") is None
+    try:
+        listed = await list_models(openai, HTTP_TIMEOUT_S)
+    except ModelError as err:
+        cause = err.__cause__ if isinstance(err, ModelUnreachableError) else None
+        why = (str(cause) or type(cause).__name__) if cause is not None else str(err)
+        if isinstance(err, ModelUnreachableError):
+            detail, fix = f"the server at {url} is unreachable ({why})", _OPENAI_START
+        else:
+            detail = f"the server at {url} refused the API key ({why})"
+            fix = "set [openai] api_key (HOMEASSIST_OPENAI__API_KEY) to the server's key"
+        return [
+            need("openai", detail, fix),
+            Check("openai model", "skip", f"not checked: the server at {url} did not answer"),
+        ]
+    if missing_extra:
+        detail = f"the server at {url} answers, but langchain-openai is not installed"
+        server = need("openai", detail, f"{SETUP} (homeassist[openai])")
+    else:
+        server = Check("openai", "ok", f"OpenAI-compatible server at {url}", required=True)
+    missing = missing_model(openai, listed)
+    if missing is None:
+        return [server, Check("openai model", "ok", f"{model} is served", required=True)]
+    detail, fix = missing
+    if len(listed) == 1:
+        return [server, Check("openai model", "warn", detail, fix)]
+    return [server, need("openai model", detail, fix)]
+
+
+_OPENAI_START = (
+    "start the server (llama.cpp: `llama-server --jinja -m MODEL.gguf --port 8080`), or point [openai] "
+    "base_url (HOMEASSIST_OPENAI__BASE_URL) at a running one, with its /v1"
+)
 
 
 def check_anthropic(loaded: LoadedConfig) -> Check:

@@ -1,7 +1,9 @@
-"""Does a model on Ollama work with homeassist? The checks behind ``homeassist validate-model``.
+"""Does a model on Ollama (or on an OpenAI-compatible server) work with homeassist? The checks behind
+``homeassist validate-model``.
 
 The checks go through the real :class:`OllamaClient` (the same request shape, streaming, tool loop and
-recovery as real requests), with a private ToolExecutor holding two harmless test tools
+recovery as real requests), or with ``[ollama] provider = 'openai'`` the real ``OpenAIClient`` against
+``[openai] base_url``, with a private ToolExecutor holding two harmless test tools
 (``get_weather(city)`` and ``set_timer(minutes)``); nothing in the home is touched. The server itself
 is probed with plain HTTP (``GET /api/version``, ``POST /api/show``, a load-only ``POST /api/chat``),
 each with a short timeout; every model request is bounded by ``[ollama] timeout_s`` per turn.
@@ -31,6 +33,12 @@ as it completes), ``unicode`` (a Japanese word comes back intact; ``not provoked
 plain ASCII) and ``long context`` (a fact at the start of a prompt of about half ``num_ctx`` is
 recalled: else ``num_ctx`` is too small or the model loses it).
 
+On an OpenAI-compatible server the checks before any request are ``openai_server``'s instead:
+``server reachable`` (``GET /models``; the ``openai`` extra installed), ``model present`` (listed;
+``warn`` when the server lists one other model only: llama-server answers under any name) and ``model
+loads`` (a one-token request); that API reports no version or capabilities, so those two rows are not
+made. The model requests are the same.
+
 The checks live beside this module: ``server`` (the server and the model before any request),
 ``chat`` (the model requests), ``suite`` (the full suite); ``session`` holds what they share.
 
@@ -52,7 +60,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from homeassist.cli.checks import Check, failed, format_checks
-from homeassist.cli.validate import chat, server, suite
+from homeassist.cli.validate import chat, openai_server, server, suite
 from homeassist.cli.validate.session import (
     EMPTY_RETRY,
     LONG_CONTEXT,
@@ -72,22 +80,30 @@ from homeassist.cli.validate.session import (
     Session,
 )
 from homeassist.config.loader import LoadedConfig
-from homeassist.config.settings import ModelOverride, OllamaSettings
+from homeassist.config.settings import ModelOverride, OllamaSettings, OpenAISettings
 
 __all__ = ["Report", "format_report", "run", "validate_model"]
 
 #: The checks in order: the rows a step gives, and the step (skipped, with the reason, once one stops).
 _Step = tuple[tuple[str, ...], Callable[[Session], Awaitable[list[Check]]]]
-STEPS: list[_Step] = [
+OLLAMA_SERVER: list[_Step] = [
     ((REACHABLE, VERSION), server.server),
     ((MODEL_PRESENT, TOOL_SUPPORT), server.model_present),
     ((MODEL_LOADS,), server.model_loads),
+]
+OPENAI_SERVER: list[_Step] = [
+    ((REACHABLE,), openai_server.server),
+    ((MODEL_PRESENT,), openai_server.model_present),
+    ((MODEL_LOADS,), openai_server.model_loads),
+]
+CHATS: list[_Step] = [
     ((PLAIN_CHAT,), chat.plain_chat),
     ((STREAMING,), chat.streaming),
     ((TOOL_CALL, TOOL_ARGUMENTS), chat.tool_call),
     ((RESTRAINT,), chat.restraint),
     ((EMPTY_RETRY,), chat.empty_retry),
 ]
+STEPS: list[_Step] = OLLAMA_SERVER + CHATS
 FULL_SUITE: list[_Step] = [
     ((TWO_TOOLS,), suite.two_tools),
     ((SENTENCES,), suite.sentences),
@@ -99,7 +115,13 @@ FULL_SUITE: list[_Step] = [
 def run(args: argparse.Namespace, loaded: LoadedConfig) -> int:
     settings = loaded.settings
     report = asyncio.run(
-        validate_model(settings.ollama, args.model, full_suite=args.full_suite, models=settings.models)
+        validate_model(
+            settings.ollama,
+            args.model,
+            full_suite=args.full_suite,
+            models=settings.models,
+            openai=settings.openai,
+        )
     )
     print(json.dumps(report.to_dict(), indent=2) if args.json else format_report(report))
     return report.exit_code
@@ -145,22 +167,30 @@ async def validate_model(
     *,
     full_suite: bool = False,
     models: Mapping[str, ModelOverride] | None = None,
+    openai: OpenAISettings | None = None,
 ) -> Report:
     """Run the checks against ``model`` (default ``settings.model``) at ``settings.base_url``, with
-    the ``[models.*]`` profile overrides the daemon would use."""
-    if model:
+    the ``[models.*]`` profile overrides the daemon would use. With ``settings.provider = 'openai'``,
+    against ``openai``'s model (the defaults when None) at its ``base_url`` instead."""
+    target: OpenAISettings | None = None
+    if settings.provider == "openai":
+        target = openai if openai is not None else OpenAISettings()
+        if model:
+            target = target.model_copy(update={"model": model})
+    elif model:
         settings = settings.model_copy(update={"model": model})
-    session = Session(settings, full_suite, models or {})
+    session = Session(settings, full_suite, models or {}, openai=target)
+    steps = (OPENAI_SERVER if target is not None else OLLAMA_SERVER) + CHATS
     checks: list[Check] = []
     try:
-        for names, step in STEPS + (FULL_SUITE if full_suite else []):
+        for names, step in steps + (FULL_SUITE if full_suite else []):
             if session.stop_reason:
                 checks.extend(session.skip(name, session.stop_reason) for name in names)
             else:
                 checks.extend(await step(session))
     finally:
         await session.aclose()
-    return Report(model=settings.model, base_url=settings.base_url, checks=tuple(checks))
+    return Report(model=session.model, base_url=session.url, checks=tuple(checks))
 
 
 # --- the table ------------------------------------------------------------------------------------

@@ -14,10 +14,17 @@ import httpx
 from langchain_core.tools import BaseTool, StructuredTool
 
 from homeassist.cli.checks import Check, Status
-from homeassist.config.settings import ModelOverride, OllamaSettings
-from homeassist.errors import ModelError, ModelNotFoundError, ModelTimeoutError, ModelUnreachableError
-from homeassist.llm.base import ModelAnswer
+from homeassist.config.settings import ModelOverride, OllamaSettings, OpenAISettings
+from homeassist.errors import (
+    ModelError,
+    ModelNotConfiguredError,
+    ModelNotFoundError,
+    ModelTimeoutError,
+    ModelUnreachableError,
+)
+from homeassist.llm.base import ModelAnswer, ModelClient
 from homeassist.llm.ollama import I_DONT_KNOW, OllamaClient
+from homeassist.llm.openai_server import auth_headers
 from homeassist.messages import IntentKind
 from homeassist.tools.executor import ToolExecutor
 
@@ -60,21 +67,33 @@ class Asked:
 
 
 class Session:
-    """One validate-model run against one model: what the checks share and what they learn."""
+    """One validate-model run against one model: what the checks share and what they learn.
+
+    ``openai``: the OpenAI-compatible server and model to check (``[ollama] provider = 'openai'``);
+    ``settings`` then still gives temperature, timeout_s and retry_empty, as for the daemon.
+    """
 
     def __init__(
-        self, settings: OllamaSettings, full_suite: bool, models: Mapping[str, ModelOverride]
+        self,
+        settings: OllamaSettings,
+        full_suite: bool,
+        models: Mapping[str, ModelOverride],
+        openai: OpenAISettings | None = None,
     ) -> None:
         self.settings = settings
+        self.openai = openai
         self.models = models
-        self.url = settings.base_url
-        self.model = settings.model
+        self.url = openai.base_url if openai is not None else settings.base_url
+        self.model = openai.model if openai is not None else settings.model
         self.full_suite = full_suite
         #: For the plain HTTP probes; model requests are bounded by ``[ollama] timeout_s``.
         self.probe_timeout_s = min(PROBE_TIMEOUT_S, settings.timeout_s)
-        self.http = httpx.AsyncClient(timeout=self.probe_timeout_s, trust_env=False)
+        headers = auth_headers(openai.api_key) if openai is not None else {}
+        self.http = httpx.AsyncClient(timeout=self.probe_timeout_s, trust_env=False, headers=headers)
         self.tools = harmless_tools()
-        self.client: OllamaClient | None = None
+        self.client: ModelClient | None = None
+        #: The models an OpenAI-compatible server lists (``GET /models``).
+        self.listed: list[str] = []
         #: Set by a check after which the rest cannot run: they are skipped with this reason.
         self.stop_reason = ""
         #: The capabilities /api/show listed, when they leave out ``tools`` (no tool request can work).
@@ -99,12 +118,31 @@ class Session:
 
     # --- model requests ---------------------------------------------------------------------------
 
-    def _client(self) -> OllamaClient:
+    def _client(self) -> ModelClient:
         if self.client is None:
-            self.client = OllamaClient(
-                self.settings, ToolExecutor(self.tools), max_tool_rounds=MAX_TOOL_ROUNDS, models=self.models
-            )
+            executor = ToolExecutor(self.tools)
+            if self.openai is not None:
+                from homeassist.llm.openai import OpenAIClient  # the optional "openai" extra
+
+                self.client = OpenAIClient(
+                    self.openai,
+                    executor,
+                    ollama=self.settings,
+                    max_tool_rounds=MAX_TOOL_ROUNDS,
+                    models=self.models,
+                )
+            else:
+                self.client = OllamaClient(
+                    self.settings, executor, max_tool_rounds=MAX_TOOL_ROUNDS, models=self.models
+                )
         return self.client
+
+    @property
+    def context_fix(self) -> str:
+        """Where a context too small for the long-context check is made larger."""
+        if self.openai is not None:
+            return "raise the server's context size (llama-server -c, vLLM --max-model-len)"
+        return f"raise [ollama] num_ctx (now {self.settings.num_ctx})"
 
     async def ask(self, name: str, text: str, kind: IntentKind, tools: Sequence[BaseTool] = ()) -> Asked:
         """One request through the client, bounded; a server failure becomes ``Asked.error``."""
@@ -121,7 +159,8 @@ class Session:
             async with asyncio.timeout(budget):
                 answer = await client.answer(text, list(tools), kind=kind, on_sentence=sink)
         except ModelError as err:
-            if isinstance(err, ModelUnreachableError | ModelNotFoundError | ModelTimeoutError):
+            stops = (ModelUnreachableError, ModelNotFoundError, ModelTimeoutError, ModelNotConfiguredError)
+            if isinstance(err, stops):
                 self.stop_reason = f"not run after an earlier failure: {type(err).__name__}"
             return Asked(None, one_line(str(err)), since(start), heard)
         except TimeoutError:

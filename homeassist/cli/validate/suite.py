@@ -101,7 +101,7 @@ async def long_context(s: Session) -> list[Check]:
         return [s.row(LONG_CONTEXT, "ok", detail, asked.elapsed_ms)]
     detail = (
         f"lost a fact from the start of a {words}-word prompt ({quote(text)}): the context may be cut; "
-        f"raise [ollama] num_ctx (now {s.settings.num_ctx}) or use a stronger model"
+        f"{s.context_fix} or use a stronger model"
     )
     return [s.row(LONG_CONTEXT, "fail", detail, asked.elapsed_ms)]
 

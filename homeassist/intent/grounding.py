@@ -1,0 +1,210 @@
+"""Whether a call that acts on a device is grounded in what the person said: one rule, whoever asks.
+
+A model is a guest in the home (DESIGN.md, security rules): the device or group in its tool call acts
+only when the person's words name it. The same rule holds for the local path (whose commands the
+classifier resolved from those words, so they pass) and for anything else that acts during a request;
+the ToolExecutor asks a :class:`Grounding` about every call (``tools.executor.guarded``), so there is
+one place where acting is decided.
+
+What the words ground (:func:`grounding_for`):
+
+- every device the words name by a whole name, alias or variant ("the front porch light" names the
+  Porch Light: "front" describes, it does not name another);
+- the one device, or the group, the classifier's resolver finds for the words, and what the request
+  refers back to (the last device, a question's choices);
+- the devices of an area said ("make the porch bright"), or of the request's room where the words
+  name no other place, narrowed to the types the words say ("the lamps in the bedroom");
+- with a plural or group word and no place ("all the lights"), every device of the types said.
+
+A call is allowed (:meth:`Grounding.check`) when every device its ``device`` argument resolves to (as
+the device tools resolve it, ``zwave.home.Home``) is grounded, and, when that is more than one device,
+the person named a group (a plural, "all", an area alone, "here"). Otherwise nothing runs and the
+person is asked, with the grounded devices that fit the tool as the answers ("Which light do you
+mean? The Porch Light?"), which the next request may pick like any other question's choices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from homeassist.errors import AmbiguousDeviceError, DeviceNotFoundError
+from homeassist.intent.home import HomeIndex, HomeSnapshot, IndexedDevice, index_of
+from homeassist.intent.targets import Ask, Target, parse, placed, resolve
+from homeassist.messages import Command
+from homeassist.vocabulary import GROUP_WORDS, TYPE_HINTS, TYPE_NOUNS, TYPE_WORD, join_or, plural
+from homeassist.zwave.home import Device, Home
+
+#: Tools whose ``device`` argument acts on the home (or will, for a delayed action).
+ACTS_ON_DEVICE = frozenset(
+    {"turn_on", "turn_off", "set_level", "set_temperature", "set_lock", "schedule_device_action"}
+)
+#: The device types each acting tool can act on (a call on another type is the tool's own error).
+TOOL_TYPES: dict[str, frozenset[str]] = {
+    "turn_on": frozenset({"light", "switch", "cover", "fan"}),
+    "turn_off": frozenset({"light", "switch", "cover", "fan"}),
+    "set_level": frozenset({"light", "cover", "fan"}),
+    "set_temperature": frozenset({"climate"}),
+    "set_lock": frozenset({"lock"}),
+    "schedule_device_action": frozenset({"light", "switch", "cover", "fan"}),
+}
+#: At most this many devices are offered as answers to a question back.
+MAX_CHOICES = 3
+
+
+@dataclass(frozen=True)
+class Grounding:
+    """What one request's words ground; ``check`` judges a call against it. Pure."""
+
+    home: Home
+    #: Devices the words (or the room, or what the request refers back to) name.
+    devices: frozenset[str]
+    #: The person named a group: a plural, a group word, an area alone, "here".
+    group: bool
+    #: The device types the words say (nouns and hints), for the question back.
+    types: frozenset[str] = frozenset()
+    #: The type noun said last ("lamp"), for the question back.
+    noun: str = ""
+    #: Questions asked so far in this request (the last one's choices wait for the answer).
+    asked: list[tuple[str, tuple[Command, ...]]] = field(default_factory=list, compare=False)
+
+    def check(self, tool: str, args: Mapping[str, Any]) -> str | None:
+        """None when ``tool(**args)`` may run; else the question to ask the person (recorded in
+        ``asked`` with its choices). Calls that name no device, and devices the home cannot resolve
+        (the tool then says what exists), are not this check's to refuse."""
+        if tool not in ACTS_ON_DEVICE or not isinstance(args.get("device"), str):
+            return None
+        try:
+            targets = self.home.resolve(str(args["device"]))
+        except (DeviceNotFoundError, AmbiguousDeviceError):
+            return None  # nothing will act: the tool answers with the names there are
+        names = {d.name for d in targets}
+        if names <= self.devices and (len(names) == 1 or self.group):
+            return None
+        question, choices = self._question(tool, args, targets)
+        self.asked.append((question, choices))
+        return question
+
+    def _question(
+        self, tool: str, args: Mapping[str, Any], targets: Sequence[Device]
+    ) -> tuple[str, tuple[Command, ...]]:
+        """ "Did you mean the Porch Light?" / "Which light do you mean: the A or the B?" with those as the
+        choices; with no grounded device that fits, the devices of the type there are, no choices."""
+        fits = TOOL_TYPES.get(tool, frozenset())
+        types = (self.types & fits) or self.types or fits
+
+        def fitting(device: Device) -> bool:
+            return device.type in types and (device.type != "lock" or "lock" in self.types)
+
+        candidates = [d for d in self.home.devices if d.name in self.devices and fitting(d)]
+        kinds = frozenset(d.type for d in candidates) or frozenset(d.type for d in targets) & types or types
+        noun = self.noun or _noun_of(kinds)
+        if len(candidates) == 1:
+            only = candidates[0]
+            return f"Did you mean the {only.name}?", (Command(tool, dict(args) | {"device": only.name}),)
+        if candidates and len(candidates) <= MAX_CHOICES:
+            choices = tuple(Command(tool, dict(args) | {"device": d.name}) for d in candidates)
+            return f"Which {noun} do you mean: {join_or([f'the {d.name}' for d in candidates])}?", choices
+        listed = [f"the {d.name}" for d in self.home.devices if d.type in kinds][: MAX_CHOICES + 1]
+        there = f" There's {listed[0]}." if len(listed) == 1 else ""
+        if len(listed) > 1:
+            there = f" The {plural(noun)} are {join_or(listed, 'and')}."
+        return f"Which {noun} do you mean?{there}", ()
+
+
+class Guard:
+    """One request's check for the executor (``tools.executor.guarded(guard.check)``): the grounding
+    is worked out at the first call that acts on a device, never for requests that act on none.
+    With no home known nothing can act, and nothing is refused here."""
+
+    def __init__(
+        self,
+        text: str,
+        home: HomeSnapshot | Mapping[str, Any] | None,
+        *,
+        room: str | None = None,
+        also: Iterable[Command | None] = (),
+    ) -> None:
+        # What the request already resolved to grounds a call on it: the classifier's command and a
+        # question's choices, and the device a follow-up refers to.
+        devices = tuple(
+            str(c.args["device"]) for c in also if c is not None and isinstance(c.args.get("device"), str)
+        )
+        self._request = (text, home, room, devices)
+        self._grounding: Grounding | None = None
+
+    def check(self, tool: str, args: Mapping[str, Any]) -> str | None:
+        text, home, room, also = self._request
+        if tool not in ACTS_ON_DEVICE or not home:
+            return None
+        if self._grounding is None:
+            self._grounding = grounding_for(text, home, room=room, also=also)
+        return self._grounding.check(tool, args)
+
+    @property
+    def asked(self) -> list[tuple[str, tuple[Command, ...]]]:
+        """The questions asked instead of running a call, with their answers' commands."""
+        return self._grounding.asked if self._grounding is not None else []
+
+
+def grounding_for(
+    text: str,
+    home: HomeSnapshot | Mapping[str, Any],
+    *,
+    room: str | None = None,
+    also: Iterable[str] = (),
+) -> Grounding:
+    """What ``text`` (normalised as the classifier normalises it) grounds in ``home``, from ``room``;
+    ``also``: device phrases the request already resolved to (the classifier's command and choices,
+    the device a follow-up refers to), each grounded with what it resolves to."""
+    index = index_of(dict(home))
+    model = _home_of(index)
+    said = placed(parse(text, index), text, room)
+    types = frozenset(TYPE_NOUNS[n] for n in said.nouns) | frozenset(
+        kind for kind, hints in TYPE_HINTS.items() if hints & set(said.content)
+    )
+    devices = {d.name for d in said.named}
+    group = said.plural or said.here or (bool(said.areas) and not said.named)
+    # The one device, or the group, the resolver finds for the words.
+    found = resolve(said, index)
+    phrases = list(also)
+    if isinstance(found, Target):
+        phrases.append(found.device)
+        group = group or found.group
+    elif isinstance(found, Ask):
+        pass  # two fit equally: neither is grounded alone (the model's pick would be a guess)
+    for phrase in phrases:
+        try:
+            members = model.resolve(phrase)
+        except (DeviceNotFoundError, AmbiguousDeviceError):
+            continue
+        devices.update(d.name for d in members)
+        group = group or len(members) > 1
+    # The devices of a place said (or the room), of the types said.
+    places = said.areas or ((said.room,) if said.room and not said.named else ())
+    pool: list[IndexedDevice] = [d for d in index.devices if d.area in places]
+    if not places and said.plural and (said.nouns or GROUP_WORDS & set(said.spoken)) and not said.named:
+        pool = list(index.devices)  # "all the lights", "turn off everything": the whole home
+    # A lock only when the words say one ("lock up", "the door"); never as part of a place.
+    devices.update(d.name for d in pool if d.type in types or (not types and d.type != "lock"))
+    return Grounding(
+        home=model,
+        devices=frozenset(devices),
+        group=group,
+        types=types,
+        noun=said.nouns[-1] if said.nouns else "",
+    )
+
+
+def _noun_of(types: frozenset[str]) -> str:
+    if len(types) == 1:
+        return TYPE_WORD.get(next(iter(types)), "device")
+    return "device"
+
+
+@lru_cache(maxsize=8)
+def _home_of(index: HomeIndex) -> Home:
+    """The device tools' resolver over the same home (``zwave.home.Home``), without the network."""
+    return Home([Device(0, d.name, d.area, d.type, d.names) for d in index.devices])
