@@ -42,6 +42,7 @@ import logging
 import math
 import os
 import re
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -235,12 +236,17 @@ class BackgroundTranscriber:
         """The text of one utterance; an empty Transcript when nothing real was said."""
         await self.load()
         loop = asyncio.get_running_loop()
-        job = loop.run_in_executor(self._worker, self._transcribe, audio, source)
+        wanted = threading.Event()
+        wanted.set()
+        job = loop.run_in_executor(self._worker, self._transcribe_if_wanted, wanted, audio, source)
         try:
-            return await asyncio.wait_for(asyncio.shield(job), self.settings.time_limit_s)
+            transcript = await asyncio.wait_for(asyncio.shield(job), self.settings.time_limit_s)
         except asyncio.CancelledError:
             # Not wanted any more (the speech went on): one not begun never runs, so the worker is free
-            # for the next; one begun cannot be stopped.
+            # for the next; one begun cannot be stopped. The flag is cleared here, at once: cancelling
+            # the executor's future only reaches the worker's queue later, after the worker may have
+            # taken the job.
+            wanted.clear()
             job.cancel()
             raise
         except TimeoutError:
@@ -253,12 +259,20 @@ class BackgroundTranscriber:
                 source=source,
                 timings_ms={"audio": round(len(audio) / SAMPLE_RATE * 1000, 1), "stt_timeout": 1.0},
             )
+        assert transcript is not None  # only a job given up (never awaited here) has none
+        return transcript
 
     def transcribe_blocking(self, audio: npt.NDArray[np.int16], *, source: str = "file") -> Transcript:
         """The same, for callers without an event loop (the CLI's ``transcribe``)."""
         if self._model is None:
             self._load()
         return self._transcribe(audio, source)
+
+    def _transcribe_if_wanted(
+        self, wanted: threading.Event, audio: npt.NDArray[np.int16], source: str
+    ) -> Transcript | None:
+        """In the worker: nothing for a job its caller gave up before it began."""
+        return self._transcribe(audio, source) if wanted.is_set() else None
 
     def _transcribe(self, audio: npt.NDArray[np.int16], source: str) -> Transcript:
         start = time.perf_counter()

@@ -128,6 +128,11 @@ class OllamaSettings(Section):
         le=8192,
     )
     retry_empty: bool = setting(True, "retry an empty answer once without tools before saying 'I don't know'")
+    warm_prompts: bool = setting(
+        True,
+        "at start, have the model server process each tier's prompt (instructions and tools) once, so the "
+        "first request of each kind costs only its own words (a local server: Ollama or OpenAI-compatible)",
+    )
 
     @field_validator("base_url")
     @classmethod

@@ -53,7 +53,7 @@ from homeassist.daemon import reload as settings_reload
 from homeassist.daemon.console import run_console
 from homeassist.daemon.health import health, learn_from, status_line
 from homeassist.daemon.jobs import run_device_action, zwave_up_or_retry
-from homeassist.daemon.monitors import beat_forever, watch_model, watch_zwave
+from homeassist.daemon.monitors import WARMED_TIERS, beat_forever, watch_model, watch_zwave
 from homeassist.daemon.notify import Notifier, watchdog
 from homeassist.daemon.requests import RequestQueue
 from homeassist.daemon.runtime import Runtime, build_runtime
@@ -177,7 +177,9 @@ class Daemon:
         run = self.supervisor.run
         run("requests", self.queue.run)
         run("zwave", self._zwave)
-        run("model", lambda c: watch_model(self.runtime.model, c))
+        warm = self.runtime.settings.ollama.warm_prompts
+        tiers = {kind: self.runtime.tools.tools_for(kind) for kind in WARMED_TIERS} if warm else None
+        run("model", lambda c: watch_model(self.runtime.model, c, tiers))
         run("scheduler", self._scheduler)
         web = self.supervisor.component("web", watched=False)  # no loop: the browser starts on demand
         if self.runtime.web is not None:

@@ -8,12 +8,16 @@ its heartbeat every ``MONITOR_S`` and runs until cancelled; an error it raises r
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
+
+from langchain_core.tools import BaseTool
 
 from homeassist.daemon.supervisor import Component
 from homeassist.errors import HomeassistError
 from homeassist.llm.base import ModelClient
 from homeassist.llm.unavailable import UnavailableModelClient
+from homeassist.messages import IntentKind
 from homeassist.zwave.service import ZWaveService
 
 #: How often the monitors look (Z-Wave connection, microphone frames) and beat.
@@ -39,6 +43,11 @@ async def watch_zwave(zwave: ZWaveService, component: Component) -> None:
         await asyncio.sleep(MONITOR_S)
 
 
+#: The tiers whose prompt prefixes are processed at start, the most used last (a server that caches
+#: one prompt keeps it).
+WARMED_TIERS: tuple[IntentKind, ...] = ("general", "datetime", "timer", "device")
+
+
 @runtime_checkable
 class LocalServerClient(Protocol):
     """A client of a model server on the home's machines (Ollama, an OpenAI-compatible server)."""
@@ -51,14 +60,21 @@ class LocalServerClient(Protocol):
         """Whether the server answers; raises ModelError."""
         ...
 
+    async def warm_tiers(self, tiers: Mapping[IntentKind, Sequence[BaseTool]]) -> dict[str, float]:
+        """Process each tier's prompt prefix once; logs a failure, never raises."""
+        ...
 
-async def watch_model(model: ModelClient, component: Component) -> None:
-    """Warm the model up, then ask its server every ``MODEL_PROBE_S`` whether it is there (a request's
-    outcome says more: see ``health.learn_from``). A hosted API (Anthropic) is not probed."""
+
+async def watch_model(
+    model: ModelClient, component: Component, tiers: Mapping[IntentKind, Sequence[BaseTool]] | None = None
+) -> None:
+    """Warm the model up (loaded, then each of ``tiers``' prompt prefixes processed), then ask its
+    server every ``MODEL_PROBE_S`` whether it is there (a request's outcome says more: see
+    ``health.learn_from``). A hosted API (Anthropic) is not probed."""
     if isinstance(model, UnavailableModelClient):
         component.set("degraded", model.description)
-    if isinstance(model, LocalServerClient):
-        await model.warm_up()
+    if isinstance(model, LocalServerClient) and await model.warm_up() and tiers:
+        await model.warm_tiers(tiers)
     while True:
         if isinstance(model, LocalServerClient):
             try:

@@ -26,7 +26,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -140,9 +140,47 @@ class ChatClient:
         """The profile to use for the next request (a provider may ask its server first)."""
         return self.profile
 
-    def _bind(self, tools: Sequence[BaseTool]) -> Runnable[Any, Any]:
-        """The chat model with ``tools`` bound, in the provider's format."""
-        return self.chat.bind_tools(list(tools))
+    def _bind(self, tools: Sequence[BaseTool], chat: BaseChatModel | None = None) -> Runnable[Any, Any]:
+        """The chat model (``chat``, else ``self.chat``) with ``tools`` bound, in the provider's format."""
+        return (chat or self.chat).bind_tools(list(tools))
+
+    def _limited(self, tokens: int) -> BaseChatModel:
+        """The chat model generating at most ``tokens`` (the warm-up asks for one)."""
+        return self.chat
+
+    def system_prompt(self, kind: IntentKind, profile: ModelProfile, *, context: bool = False) -> str:
+        """The system prompt of a request of ``kind``: the same for every request of a tier, so the
+        server can reuse what it processed (with the tier's tools) for the last one."""
+        hint = CONTEXT_HINT if context else KIND_HINTS.get(kind, "")
+        return " ".join(p for p in (SYSTEM_PROMPT, hint, profile.prompt_hints()) if p)
+
+    async def warm_tiers(self, tiers: Mapping[IntentKind, Sequence[BaseTool]]) -> dict[str, float]:
+        """Have the server process each tier's prompt prefix (system prompt and tool schemas) once, with
+        a one-token answer, in the order given (a server that caches one prompt keeps the last), so a
+        request's cost is its own words. Returns milliseconds per tier; a failure is logged, never
+        raised, and ends the warm-up."""
+        profile = await self.detect()
+        took: dict[str, float] = {}
+        for kind, tools in tiers.items():
+            selected = profile.select_tools(tools)
+            messages = [SystemMessage(self.system_prompt(kind, profile)), HumanMessage("Hello.")]
+            chat = self._limited(1)
+            model = self._bind(selected, chat) if selected else chat
+            start = time.perf_counter()
+            try:
+                async with asyncio.timeout(self.timeout_s):
+                    await model.ainvoke(messages)
+            except Exception as err:  # a warm-up is an optimisation: say why, carry on without it
+                _LOGGER.warning("Warming the %s prompt of %s failed: %s", kind, self.model_name, err)
+                break
+            took[kind] = round((time.perf_counter() - start) * 1000, 1)
+        if took:
+            _LOGGER.info(
+                "Model %s: prompt prefixes processed (%s)",
+                self.model_name,
+                ", ".join(f"{kind} {ms:.0f} ms" for kind, ms in took.items()),
+            )
+        return took
 
     def _server_error(self, err: Exception) -> ModelError | None:
         """The ModelError for a failure of the provider's server, or None to let ``err`` through."""
@@ -188,10 +226,9 @@ class ChatClient:
         profile = await self.detect()
         tools = profile.select_tools(tools)
         names = [tool.name for tool in tools]
-        hint = CONTEXT_HINT if context else KIND_HINTS.get(kind, "")
         # Everything before the person's words is the same for every request of a tier (the server
         # reuses its processed prefix); what changes, the room, comes after them.
-        system = " ".join(p for p in (SYSTEM_PROMPT, hint, profile.prompt_hints()) if p)
+        system = self.system_prompt(kind, profile, context=bool(context))
         question = f"{context}\n\nQuestion: {text}" if context else text
         if room := room_line():
             question = f"{question}\n({room})"

@@ -20,6 +20,7 @@ from typing import Any
 
 import httpx
 import ollama
+from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_ollama import ChatOllama
@@ -204,8 +205,11 @@ class OllamaClient(ChatClient):
 
     # --- provider hooks ---------------------------------------------------------------------------
 
-    def _bind(self, tools: Sequence[BaseTool]) -> Runnable[Any, Any]:
-        return self.chat.bind_tools(to_ollama_tools(tools))
+    def _bind(self, tools: Sequence[BaseTool], chat: BaseChatModel | None = None) -> Runnable[Any, Any]:
+        return (chat or self.chat).bind_tools(to_ollama_tools(tools))
+
+    def _limited(self, tokens: int) -> BaseChatModel:
+        return self.chat.model_copy(update={"num_predict": tokens})
 
     def _timeout_error(self) -> ModelError:
         return ModelTimeoutError(

@@ -30,6 +30,7 @@ from typing import Any
 import httpx
 import httpx2
 import openai
+from langchain_core.language_models import BaseChatModel
 from langchain_openai import ChatOpenAI
 
 from homeassist.config.settings import ModelOverride, OllamaSettings, OpenAISettings
@@ -177,6 +178,9 @@ class OpenAIClient(ChatClient):
         return True
 
     # --- provider hooks ---------------------------------------------------------------------------
+
+    def _limited(self, tokens: int) -> BaseChatModel:
+        return self.chat.model_copy(update={"max_tokens": tokens, "extra_body": {"max_tokens": tokens}})
 
     @property
     def token_limit(self) -> str:

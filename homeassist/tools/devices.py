@@ -1,4 +1,5 @@
-"""The Z-Wave device tools (the ``device`` tier): flat, typed arguments and short descriptions.
+"""The Z-Wave device tools (the ``device`` tier): flat, typed arguments and short descriptions (each word
+is processed with every device request).
 
 Each tool resolves what the person called the device (a name, an alias, an area, or "all the lights")
 through the home model and answers with the confirmed state as a sentence. Failures (unknown or
@@ -15,11 +16,13 @@ from pydantic import BaseModel, Field
 
 from homeassist.zwave.control import HomeControl
 
-_DEVICE = "The device's name as the person said it, a room, or a group such as 'all the lights'."
+# Short on purpose: every word is processed with every device request (issue 26), and an example
+# such as "a group such as 'all the lights'" was copied by a 0.5B model into calls for one room.
+_DEVICE = "The device as the person named it."
 
 
 class _Area(BaseModel):
-    area: str | None = Field(None, description="Only the devices in this room; leave out for all.")
+    area: str | None = Field(None, description="A room; leave out for all.")
 
 
 class _Device(BaseModel):
@@ -27,11 +30,11 @@ class _Device(BaseModel):
 
 
 class _Level(_Device):
-    percent: int = Field(description="Brightness or how far open, from 0 to 100.")
+    percent: int = Field(description="0 to 100.")
 
 
 class _Temperature(_Device):
-    degrees: float = Field(description="The heating temperature to set.")
+    degrees: float = Field(description="The target temperature.")
 
 
 class _Lock(_Device):
@@ -62,33 +65,13 @@ def make_device_tools(control: HomeControl) -> list[BaseTool]:
 
     unit = control.temperature_unit
     specs: list[tuple[Callable[..., Awaitable[str]], str, type[BaseModel]]] = [
-        (
-            list_devices,
-            "List the devices in the home with their type, area and current state. "
-            "Give an area to list only that room.",
-            _Area,
-        ),
-        (
-            get_device_state,
-            "Read a device's current state (on/off, level, locked, temperature, humidity, "
-            "motion). Never changes anything.",
-            _Device,
-        ),
-        (
-            turn_on,
-            "Turn on a light, switch or plug, or open blinds. `device` is its name, a room, "
-            "or a group such as 'all the lights'.",
-            _Device,
-        ),
-        (
-            turn_off,
-            "Turn off a light, switch or plug, or close blinds. `device` is its name, a room, "
-            "or a group such as 'all the lights'.",
-            _Device,
-        ),
-        (set_level, "Set a dimmer's brightness or blinds' position, in percent from 0 to 100.", _Level),
-        (set_temperature, f"Set a thermostat's heating temperature, in degrees {unit}.", _Temperature),
-        (set_lock, "Lock (locked=true) or unlock (locked=false) a door lock.", _Lock),
+        (list_devices, "List the devices and their state, or one room's.", _Area),
+        (get_device_state, "Read a device's state (on, level, lock, temperature). Changes nothing.", _Device),
+        (turn_on, "Switch on a light, switch or plug, or open blinds.", _Device),
+        (turn_off, "Switch off a light, switch or plug, or close blinds.", _Device),
+        (set_level, "Set a dimmer's brightness or blinds' opening, in percent.", _Level),
+        (set_temperature, f"Set a thermostat's target temperature in degrees {unit}.", _Temperature),
+        (set_lock, "Lock or unlock a door lock.", _Lock),
     ]
     return [
         StructuredTool.from_function(

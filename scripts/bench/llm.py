@@ -9,6 +9,9 @@
   goes through a plain ChatOllama tool loop without recovery, for comparison. Target >= 99 %.
 
 Run: ``scripts/bench/llm [--rounds N] [--trials N] [--json PATH]``.
+
+With ``--real``, the model path on a real small model instead (``llm_real.py``): ``scripts/bench/llm
+--real [--model 0.5b|1.5b] [--requests FILE] [--modes tiers,all] [--json PATH]``.
 """
 
 from __future__ import annotations
@@ -268,7 +271,22 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=200, help="requests per overhead measure (default 200)")
     parser.add_argument("--trials", type=int, default=400, help="fault-mix trials (default 400)")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument("--real", action="store_true", help="the model path on a real model (llm_real.py)")
+    parser.add_argument(
+        "--model", choices=("0.5b", "1.5b"), default="0.5b", help="with --real (default 0.5b)"
+    )
+    parser.add_argument(
+        "--requests",
+        type=Path,
+        help="with --real: JSON lines {text, tool, args} (default llm_requests.jsonl)",
+    )
+    parser.add_argument("--modes", default="tiers,all", help="with --real: tiers, all or both (default both)")
     args = parser.parse_args()
+    if args.real:
+        import llm_real
+
+        args.requests = args.requests or llm_real.REQUESTS
+        return llm_real.run(args)
     logging.basicConfig(level=logging.ERROR, stream=sys.stderr)
     result = asyncio.run(bench(args.rounds, args.trials))
     print_report(result)

@@ -517,3 +517,32 @@ def test_versions_are_read_by_packaging() -> None:
     newer, older = ollama_version("0.10.1"), ollama_version("0.9.0")
     assert newer is not None and older is not None and newer > older  # as numbers, not as text
     assert ollama_version("unknown") is None and ollama_version("") is None
+
+
+async def test_each_tiers_prompt_is_warmed_with_a_one_token_answer_and_the_same_prefix(
+    server: OllamaStandIn, make_client: MakeClient
+) -> None:
+    client, tools = make_client()
+    server.script(reply("Hi."), reply("Hi."), reply("Shakespeare."))
+    took = await client.warm_tiers({"general": [], "device": tools})
+    assert list(took) == ["general", "device"]
+    general, device = server.chats
+    assert general["options"]["num_predict"] == 1 and device["options"]["num_predict"] == 1
+    assert general["tools"] == [] and [t["function"]["name"] for t in device["tools"]] == [
+        t.name for t in tools
+    ]
+    # Everything before the person's words is what a request of the tier sends.
+    await client.answer("who wrote hamlet", [], kind="general")
+    asked = server.chats[2]
+    assert asked["messages"][0] == general["messages"][0] and asked["options"]["num_predict"] == 192
+
+
+async def test_a_failed_warm_up_of_the_prompts_is_logged_and_ends_it(
+    server: OllamaStandIn, make_client: MakeClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    client, tools = make_client()
+    server.script(http_error(500, "out of memory"))
+    with caplog.at_level(logging.WARNING, logger="homeassist"):
+        took = await client.warm_tiers({"general": [], "device": tools})
+    assert took == {} and len(server.chats) == 1
+    assert "Warming the general prompt" in caplog.text

@@ -12,7 +12,14 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException, tool
 from pydantic import BaseModel
 
 from homeassist.messages import ToolCall, ToolResult
-from homeassist.tools.executor import ToolExecutor, ensure_ids, normalize_result, refusing, tool_messages
+from homeassist.tools.executor import (
+    ToolExecutor,
+    ensure_ids,
+    guarded,
+    normalize_result,
+    refusing,
+    tool_messages,
+)
 
 
 @tool
@@ -313,3 +320,35 @@ async def test_refused_tools_are_not_run_inside_refusing_and_its_tasks(
     assert "Tool turn_on refused for model: Not allowed here." in caplog.text
     after = await executor.execute("turn_on", {"device": "Lamp"})
     assert after.ok and ran == ["Lamp"]
+
+
+async def test_inside_guarded_a_call_the_check_questions_runs_nothing_and_carries_the_question() -> None:
+    asked: list[tuple[str, dict[str, Any]]] = []
+
+    def check(name: str, args: Any) -> str | None:
+        asked.append((name, dict(args)))
+        return "Which light do you mean?" if args.get("device") == "all the lights" else None
+
+    seen: list[ToolResult] = []
+    executor = make(set_level)
+    executor.add_listener(seen.append)
+    with guarded(check):
+        refused = await executor.execute(
+            "set_level", {"device": "all the lights", "percent": 100}, caller="model"
+        )
+        allowed = await executor.execute("set_level", {"device": "Porch", "percent": 5}, caller="model")
+        invalid = await executor.execute("set_level", {"device": "Porch"}, caller="model")
+    outside = await executor.execute("set_level", {"device": "all the lights", "percent": 1})
+    assert (refused.ok, refused.question, refused.content) == (
+        False,
+        "Which light do you mean?",
+        "Error: Which light do you mean?",
+    )
+    assert allowed.ok and allowed.content == "Porch set to 5%" and not allowed.question
+    assert not invalid.ok and not invalid.question  # arguments are checked before the guard is asked
+    assert outside.ok  # no request, no guard: a job the scheduler fires was checked when it was set
+    assert asked == [
+        ("set_level", {"device": "all the lights", "percent": 100}),
+        ("set_level", {"device": "Porch", "percent": 5}),
+    ]
+    assert [r.question for r in seen] == ["Which light do you mean?", "", "", ""]

@@ -1,0 +1,339 @@
+"""The model path on a real small model (issue 26): ``scripts/bench/llm --real``.
+
+llama.cpp's ``llama-server`` serves Qwen2.5-Coder-0.5B-Instruct (or, with ``--model 1.5b``, the 1.5B) from
+the cache ``scripts/setup-llm`` fills, on 127.0.0.1; homeassist's real Assistant answers through the
+OpenAI-compatible provider, on the simulated Z-Wave home (zwave-js's mock controller), with web search
+off (nothing leaves the machine). Each request of ``--requests FILE`` (JSON lines
+``{"text", "tool", "args"}``: ``tool`` a name, a list of acceptable names, or null when no tool should
+run; ``args`` only the arguments that must match, a device compared by what it resolves to) is asked
+once in each mode:
+
+* ``tiers``: what homeassist does, the request's tier of tools only;
+* ``all``: every tool bound for every request (what Home Assistant's Assist does with a local model).
+
+Per request: the calls run (tool, arguments, result), the devices acted on, the reply, whether the
+right tool ran with the right arguments (``ok``), the time to the first spoken word (not counting
+"One moment.") and to the first confirmed action, and the tier's prompt tokens (counted with the
+model's own template and tokenizer). Totals: right calls; actions on devices the request did not name
+(must be 0); calls run twice (0); replies holding tool-call text, JSON or markdown (0); requests past
+their bound; p50/p95 of both times, cold (the first request of a tier after the server started, its
+prefix not yet processed) and warm. ``--json PATH`` writes every request and the totals.
+
+Run: ``scripts/bench/llm --real [--model 0.5b|1.5b] [--requests FILE] [--modes tiers,all] [--json PATH]``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchlib import figures, free_port, table
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from homeassist.assistant.answering import ONE_MOMENT
+from homeassist.config.loader import load_settings
+from homeassist.daemon import Runtime, build_runtime
+from homeassist.errors import AmbiguousDeviceError, DeviceNotFoundError
+from homeassist.llm.chat import ChatClient
+from homeassist.llm.tool_format import to_ollama_tools
+from homeassist.messages import ToolResult
+from homeassist.tools.manager import ACTING_TOOLS, TIERS
+from tests.llm.real_model import MODEL_0_5B, MODEL_1_5B, LlamaServer, cached_model
+
+REQUESTS = Path(__file__).with_name("llm_requests.jsonl")
+MODELS = {"0.5b": MODEL_0_5B, "1.5b": MODEL_1_5B}
+#: What must never be read aloud: a tool call's or any JSON's braces, a quoted key, a tool name,
+#: markdown emphasis, code, headings or list markers.
+CALL_TEXT = re.compile(r"[{}]|\"\w+\"\s*:|\b[a-z]+_[a-z_]+\b|\*\*|`|^\s*(?:#|[-*] )", re.MULTILINE)
+TARGET_ACTION_P50_S = 1.5
+
+
+@dataclass
+class Outcome:
+    text: str
+    mode: str
+    kind: str
+    path: str
+    calls: list[dict[str, Any]]
+    devices: list[str]
+    reply: str
+    ok: bool
+    not_named: list[str]
+    twice: int
+    call_text: bool
+    action_s: float | None
+    first_word_s: float | None
+    total_s: float
+    one_moment: bool
+    prompt_tokens: int
+    cold: bool
+    recoveries: list[str] = field(default_factory=list)
+
+
+def load_requests(path: Path) -> list[dict[str, Any]]:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for row in rows:
+        if not isinstance(row.get("text"), str):
+            raise SystemExit(f"{path}: every line needs a 'text': {row!r}")
+    return rows
+
+
+def resolved(runtime: Runtime, device: object) -> frozenset[str]:
+    """The devices a device argument acts on (as the device tools resolve it); empty when none."""
+    if not isinstance(device, str):
+        return frozenset()
+    try:
+        return frozenset(d.name for d in runtime.zwave.control.home().resolve(device))
+    except (DeviceNotFoundError, AmbiguousDeviceError):
+        return frozenset()
+
+
+def right_call(runtime: Runtime, want: dict[str, Any], calls: Sequence[ToolResult]) -> bool:
+    tools = want.get("tool")
+    if tools is None:
+        return not calls
+    names = {tools} if isinstance(tools, str) else set(tools)
+    args = dict(want.get("args") or {})
+    for call in calls:
+        if call.tool not in names or not call.ok:
+            continue
+        fits = all(
+            resolved(runtime, call.args.get(key)) == resolved(runtime, value)
+            if key == "device"
+            else str(call.args.get(key)).lower() == str(value).lower()
+            for key, value in args.items()
+        )
+        if fits:
+            return True
+    return False
+
+
+async def tier_tokens(llm: LlamaServer, runtime: Runtime, mode: str) -> dict[str, int]:
+    """Prompt tokens of each tier's request before the person's words (system prompt and tools),
+    counted with the model's template and tokenizer, for a one-word request."""
+    client = runtime.model
+    assert isinstance(client, ChatClient)
+    profile = await client.detect()
+    counts: dict[str, int] = {}
+    for kind in TIERS:
+        tools = all_tools(runtime) if mode == "all" else runtime.tools.tools_for(kind)
+        tools = profile.select_tools(tools)
+        messages = [
+            {"role": "system", "content": client.system_prompt(kind, profile)},
+            {"role": "user", "content": "x"},
+        ]
+        counts[kind] = await llm.prompt_tokens(messages, to_ollama_tools(tools) if tools else None)
+    return counts
+
+
+def all_tools(runtime: Runtime) -> list[Any]:
+    return runtime.tools.tools_for("device", "timer", "datetime")
+
+
+async def ask(
+    runtime: Runtime, want: dict[str, Any], mode: str, tokens: dict[str, int], seen: set[str]
+) -> Outcome:
+    text = want["text"]
+    results: list[tuple[float, ToolResult]] = []
+    start = time.perf_counter()
+    first_word: float | None = None
+    one_moment = False
+
+    def record(result: ToolResult) -> None:
+        results.append((time.perf_counter() - start, result))
+
+    async def say(sentence: str) -> None:
+        nonlocal first_word, one_moment
+        if sentence == ONE_MOMENT:
+            one_moment = True
+        elif first_word is None:
+            first_word = time.perf_counter() - start
+
+    runtime.executor.add_listener(record)
+    try:
+        reply = await runtime.assistant.handle(text, on_sentence=say)
+    finally:
+        runtime.executor._listeners.remove(record)
+    total = time.perf_counter() - start
+    calls = [r for _, r in results if r.caller == "model"]
+    acted = [(t, r) for t, r in results if r.ok and r.tool in ACTING_TOOLS]
+    devices = sorted({name for _, r in acted for name in resolved(runtime, r.args.get("device"))})
+    expected = resolved(runtime, (want.get("args") or {}).get("device"))
+    not_named = [d for d in devices if d not in expected]
+    keys = [(r.tool, json.dumps(r.args, sort_keys=True)) for r in calls if not r.question]
+    kind = reply.intent.kind
+    cold = f"{mode}:{kind}" not in seen and reply.path == "model"
+    if reply.path == "model":
+        seen.add(f"{mode}:{kind}")
+    return Outcome(
+        text=text,
+        mode=mode,
+        kind=kind,
+        path=reply.path,
+        calls=[{"tool": r.tool, "args": r.args, "result": r.content} for r in calls],
+        devices=devices,
+        reply=reply.text,
+        ok=right_call(runtime, want, calls),
+        not_named=not_named,
+        twice=len(keys) - len(set(keys)),
+        call_text=bool(CALL_TEXT.search(reply.text)),
+        action_s=round(acted[0][0], 3) if acted else None,
+        first_word_s=round(first_word, 3) if first_word is not None else None,
+        total_s=round(total, 3),
+        one_moment=one_moment,
+        prompt_tokens=tokens.get(kind, 0),
+        cold=cold,
+        recoveries=list(reply.recoveries),
+    )
+
+
+async def bench_real(model: str, requests: list[dict[str, Any]], modes: Sequence[str]) -> dict[str, Any]:
+    logging.getLogger("homeassist").setLevel(logging.ERROR)
+    with tempfile.TemporaryDirectory(prefix="bench-llm-real-") as tmp:
+        async with LlamaServer(cached_model(MODELS[model])) as llm:
+            env = {
+                "HOMEASSIST_OLLAMA__PROVIDER": "openai",
+                "HOMEASSIST_OPENAI__BASE_URL": llm.openai_url,
+                "HOMEASSIST_OPENAI__MODEL": f"qwen2.5-coder:{model}",
+                "HOMEASSIST_OLLAMA__TEMPERATURE": "0",
+                "HOMEASSIST_ZWAVE__SIM_PORT": str(free_port()),
+                "HOMEASSIST_PATHS__STATE_DIR": str(Path(tmp) / "state"),
+            }
+            runtime = build_runtime(load_settings(env=env).settings)
+            try:
+                if not await runtime.zwave.ready():
+                    raise SystemExit(
+                        f"the simulated home did not start: {runtime.zwave.unavailable_reason()}"
+                    )
+                runtime.assistant.web = None  # 127.0.0.1 only: the model's answer is what is measured
+                bound_s = runtime.assistant.answer_within_s
+                outcomes: list[Outcome] = []
+                tokens: dict[str, dict[str, int]] = {}
+                for mode in modes:
+                    tokens[mode] = await tier_tokens(llm, runtime, mode)
+                    tiers_for = runtime.tools.tools_for
+                    if mode == "all":
+                        runtime.tools.tools_for = lambda kind, *also, acting=True: all_tools(runtime)  # type: ignore[method-assign]
+                    seen: set[str] = set()
+                    try:
+                        for want in requests:
+                            outcome = await ask(runtime, want, mode, tokens[mode], seen)
+                            outcomes.append(outcome)
+                            print(
+                                f"  {mode:5} {outcome.total_s:5.1f} s {'ok ' if outcome.ok else 'NO '} "
+                                f"{outcome.text!r} -> {outcome.reply[:70]!r}",
+                                file=sys.stderr,
+                            )
+                    finally:
+                        runtime.tools.tools_for = tiers_for  # type: ignore[method-assign]
+            finally:
+                await runtime.aclose()
+    return {"model": model, "bound_s": bound_s, "tokens": tokens, "requests": [asdict(o) for o in outcomes]}
+
+
+def totals(result: dict[str, Any], mode: str) -> dict[str, Any]:
+    rows = [r for r in result["requests"] if r["mode"] == mode]
+    model_rows = [r for r in rows if r["path"] != "local"]
+    warm = [r for r in model_rows if not r["cold"]]
+    cold = [r for r in model_rows if r["cold"]]
+
+    def times(rs: list[dict[str, Any]], key: str) -> dict[str, float]:
+        return figures([r[key] for r in rs if r[key] is not None])
+
+    return {
+        "requests": len(rows),
+        "answered_locally": len(rows) - len(model_rows),
+        "right": sum(r["ok"] for r in rows),
+        "not_named": sum(len(r["not_named"]) for r in rows),
+        "twice": sum(r["twice"] for r in rows),
+        "call_text": sum(r["call_text"] for r in rows),
+        "over_bound": sum(r["total_s"] > result["bound_s"] + 1 for r in rows),
+        "one_moment": sum(r["one_moment"] for r in rows),
+        "action_warm": times(warm, "action_s"),
+        "action_cold": times(cold, "action_s"),
+        "first_word_warm": times(warm, "first_word_s"),
+        "first_word_cold": times(cold, "first_word_s"),
+        "total_warm": times(warm, "total_s"),
+        "total_cold": times(cold, "total_s"),
+        "device_tier_tokens": result["tokens"][mode].get("device", 0),
+    }
+
+
+def print_report(result: dict[str, Any]) -> None:
+    modes = list(result["tokens"])
+    sums = {mode: totals(result, mode) for mode in modes}
+    result["totals"] = sums
+
+    def p(stats: dict[str, float]) -> str:
+        if not stats["n"]:
+            return "-"
+        return f"{stats['p50']:.2f} / {stats['p95']:.2f} s (n={stats['n']})"
+
+    print(
+        f"\nThe model path on Qwen2.5-Coder-{result['model'].upper()} (llama-server, 2 threads, this machine)"
+    )
+    rows = [
+        [
+            "requests (answered locally)",
+            *(f"{s['requests']} ({s['answered_locally']})" for s in sums.values()),
+        ],
+        ["right tool and arguments", *(f"{s['right']}/{s['requests']}" for s in sums.values())],
+        ["actions on devices not named", *(str(s["not_named"]) for s in sums.values())],
+        ["calls run twice", *(str(s["twice"]) for s in sums.values())],
+        ["replies with call text, JSON or markdown", *(str(s["call_text"]) for s in sums.values())],
+        [
+            f"requests past their bound ({result['bound_s']:g} s)",
+            *(str(s["over_bound"]) for s in sums.values()),
+        ],
+        ["'One moment.' said", *(str(s["one_moment"]) for s in sums.values())],
+        ["to action, warm p50 / p95", *(p(s["action_warm"]) for s in sums.values())],
+        ["to action, cold", *(p(s["action_cold"]) for s in sums.values())],
+        ["to first word, warm p50 / p95", *(p(s["first_word_warm"]) for s in sums.values())],
+        ["to first word, cold", *(p(s["first_word_cold"]) for s in sums.values())],
+        ["whole request, warm p50 / p95", *(p(s["total_warm"]) for s in sums.values())],
+        ["device tier prompt tokens", *(str(s["device_tier_tokens"]) for s in sums.values())],
+    ]
+    table(["", *(f"{m} ({'every tool' if m == 'all' else 'homeassist'})" for m in modes)], rows)
+    print("\nPrompt tokens before the person's words, by tier")
+    kinds = list(next(iter(result["tokens"].values())))
+    table(["mode", *kinds], [[m, *(str(result["tokens"][m][k]) for k in kinds)] for m in modes])
+    if "tiers" in sums:
+        action = sums["tiers"]["action_warm"]["p50"]
+        s = sums["tiers"]
+        print("\nTargets (tiers)")
+        checks = [
+            (s["not_named"] == 0, f"0 actions on devices not named: {s['not_named']}"),
+            (s["twice"] == 0, f"0 calls run twice: {s['twice']}"),
+            (s["call_text"] == 0, f"0 replies with call text: {s['call_text']}"),
+            (s["over_bound"] == 0, f"every request within its bound: {s['over_bound']} past it"),
+            (
+                action <= TARGET_ACTION_P50_S,
+                f"warm time to action p50 <= {TARGET_ACTION_P50_S} s: {action:.2f} s",
+            ),
+        ]
+        for passed, what in checks:
+            print(f"  {'PASS' if passed else 'FAIL'}  {what}")
+
+
+def run(args: Any) -> int:
+    requests = load_requests(args.requests)
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    if not set(modes) <= {"tiers", "all"}:
+        raise SystemExit("--modes: tiers, all or both")
+    os.environ.setdefault("HOMEASSIST_LOGGING__LEVEL", "ERROR")
+    result = asyncio.run(bench_real(args.model, requests, modes))
+    print_report(result)
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")
+    return 0

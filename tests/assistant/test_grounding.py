@@ -1,0 +1,81 @@
+"""The Assistant holds the model's calls to what the person named (issue 26, item 3), on the simulated
+home through the real zwave-js: the model's "all the lights" for "make the living room bright" switches
+nothing and asks; the answer to that question runs the chosen call; a call the words ground runs; and
+the model is bounded in time with "One moment." said while it is slow."""
+
+from __future__ import annotations
+
+import threading
+
+from homeassist.assistant.answering import ONE_MOMENT, TOO_SLOW
+from tests.assistant.test_core import runtime_for
+from tests.llm.standin import Chunk, OllamaStandIn, Pause, stream, tool_calls
+from tests.zwave.conftest import (
+    BEDROOM_LAMP,
+    KITCHEN_LIGHT,
+    LEVEL,
+    LIVING_ROOM_LAMP,
+    PORCH_LIGHT,
+    SWITCH,
+    Observer,
+)
+
+
+async def test_a_group_the_person_did_not_name_switches_nothing_and_the_answer_runs_the_choice(
+    sim_url: str,
+) -> None:
+    async with OllamaStandIn() as ollama:
+        runtime = runtime_for(ollama.url, HOMEASSIST_ZWAVE__URL=sim_url)
+        try:
+            ollama.script(tool_calls(("set_level", {"device": "all the lights", "percent": 100})))
+            asked = await runtime.assistant.handle("make the living room bright")
+            assert (asked.path, asked.text) == ("model", "Did you mean the Living Room Lamp?")
+            assert [(a.tool, a.ok, a.question) for a in asked.actions] == [("set_level", False, asked.text)]
+            async with Observer(sim_url) as watcher:
+                for node in (KITCHEN_LIGHT, PORCH_LIGHT):
+                    assert await watcher.read(node, SWITCH, "currentValue") is False
+                for node in (LIVING_ROOM_LAMP, BEDROOM_LAMP):
+                    assert await watcher.read(node, LEVEL, "currentValue") == 0
+            # The answer is the question's choice, run on the local path.
+            answered = await runtime.assistant.handle("yes")
+            assert answered.path == "local" and [a.args for a in answered.actions] == [
+                {"device": "Living Room Lamp", "percent": 100}
+            ]
+            async with Observer(sim_url) as watcher:
+                assert await watcher.read(LIVING_ROOM_LAMP, LEVEL, "currentValue") == 99
+                assert await watcher.read(BEDROOM_LAMP, LEVEL, "currentValue") == 0
+        finally:
+            await runtime.aclose()
+
+
+async def test_a_call_the_words_ground_runs_and_its_result_is_the_reply(sim_url: str) -> None:
+    async with OllamaStandIn() as ollama:
+        runtime = runtime_for(ollama.url, HOMEASSIST_ZWAVE__URL=sim_url)
+        try:
+            ollama.script(tool_calls(("set_level", {"device": "bedroom lamp", "percent": 20})))
+            reply = await runtime.assistant.handle("the bedroom lamp is way too bright")
+            assert reply.path == "model" and reply.actions[0].ok
+            assert reply.text == reply.actions[0].content and len(ollama.chats) == 1
+            async with Observer(sim_url) as watcher:
+                assert await watcher.read(BEDROOM_LAMP, LEVEL, "currentValue") == 20
+        finally:
+            await runtime.aclose()
+
+
+async def test_a_slow_model_says_one_moment_once_and_is_abandoned_at_its_bound(closed_url: str) -> None:
+    release = threading.Event()
+    async with OllamaStandIn() as ollama:
+        runtime = runtime_for(ollama.url, HOMEASSIST_ASSISTANT__ANSWER_WITHIN_S="3")
+        try:
+            ollama.script(stream(Pause(60, until=release), Chunk("Too late.")))
+            heard: list[str] = []
+
+            async def say(sentence: str) -> None:
+                heard.append(sentence)
+
+            reply = await runtime.assistant.handle("who wrote hamlet", on_sentence=say)
+            assert heard[0] == ONE_MOMENT and heard.count(ONE_MOMENT) == 1
+            assert reply.text == TOO_SLOW and reply.error_kind == "ModelTimeoutError"
+        finally:
+            release.set()
+            await runtime.aclose()
