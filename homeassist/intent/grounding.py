@@ -9,7 +9,8 @@ one place where acting is decided.
 What the words ground (:func:`grounding_for`):
 
 - every device the words name by a whole name, alias or variant ("the front porch light" names the
-  Porch Light: "front" describes, it does not name another);
+  Porch Light: "front" describes, it does not name another), or by a word only its name has ("the
+  coffee thing");
 - the one device, or the group, the classifier's resolver finds for the words, and what the request
   refers back to (the last device, a question's choices);
 - the devices of an area said ("make the porch bright"), or of the request's room where the words
@@ -20,7 +21,9 @@ A call is allowed (:meth:`Grounding.check`) when every device its ``device`` arg
 the device tools resolve it, ``zwave.home.Home``) is grounded, and, when that is more than one device,
 the person named a group (a plural, "all", an area alone, "here"). Otherwise nothing runs and the
 person is asked, with the grounded devices that fit the tool as the answers ("Which light do you
-mean? The Porch Light?"), which the next request may pick like any other question's choices.
+mean? The Porch Light?"), which the next request may pick like any other question's choices. A
+device argument the home cannot resolve as written runs on the one grounded device it shares a word
+with ("front porch light", "light" where the words ground only the Porch Light).
 """
 
 from __future__ import annotations
@@ -31,10 +34,10 @@ from functools import lru_cache
 from typing import Any
 
 from homeassist.errors import AmbiguousDeviceError, DeviceNotFoundError
-from homeassist.intent.home import HomeIndex, HomeSnapshot, IndexedDevice, index_of
+from homeassist.intent.home import HomeIndex, HomeSnapshot, IndexedDevice, index_of, normalize_name
 from homeassist.intent.targets import Ask, Target, parse, placed, resolve
 from homeassist.messages import Command
-from homeassist.vocabulary import GROUP_WORDS, TYPE_HINTS, TYPE_NOUNS, TYPE_WORD, join_or, plural
+from homeassist.vocabulary import GROUP_WORDS, TYPE_HINTS, TYPE_NOUNS, TYPE_WORD, join_or, plural, words
 from homeassist.zwave.home import Device, Home
 
 #: Tools whose ``device`` argument acts on the home (or will, for a delayed action).
@@ -59,6 +62,7 @@ class Grounding:
     """What one request's words ground; ``check`` judges a call against it. Pure."""
 
     home: Home
+    index: HomeIndex
     #: Devices the words (or the room, or what the request refers back to) name.
     devices: frozenset[str]
     #: The person named a group: a plural, a group word, an area alone, "here".
@@ -70,22 +74,36 @@ class Grounding:
     #: Questions asked so far in this request (the last one's choices wait for the answer).
     asked: list[tuple[str, tuple[Command, ...]]] = field(default_factory=list, compare=False)
 
-    def check(self, tool: str, args: Mapping[str, Any]) -> str | None:
+    def check(self, tool: str, args: Mapping[str, Any]) -> str | dict[str, Any] | None:
         """None when ``tool(**args)`` may run; else the question to ask the person (recorded in
-        ``asked`` with its choices). Calls that name no device, and devices the home cannot resolve
-        (the tool then says what exists), are not this check's to refuse."""
+        ``asked`` with its choices), or the arguments to run it with instead: a device the home cannot
+        resolve as written ("front porch light") whose words name exactly one grounded device runs on
+        that device. Other calls that name no device the home has are not this check's to refuse (the
+        tool answers with the names there are)."""
         if tool not in ACTS_ON_DEVICE or not isinstance(args.get("device"), str):
             return None
         try:
             targets = self.home.resolve(str(args["device"]))
         except (DeviceNotFoundError, AmbiguousDeviceError):
-            return None  # nothing will act: the tool answers with the names there are
+            return self._named_in(args)
         names = {d.name for d in targets}
         if names <= self.devices and (len(names) == 1 or self.group):
             return None
         question, choices = self._question(tool, args, targets)
         self.asked.append((question, choices))
         return question
+
+    def _named_in(self, args: Mapping[str, Any]) -> dict[str, Any] | None:
+        """``args`` on the grounded device that shares the most words with the device argument, when
+        one does ("front porch light", "coffee thing", "light" where the words ground the Porch Light
+        alone), else None."""
+        said = set(words(normalize_name(str(args["device"]))))
+        shared = {
+            d.name: len(said & (d.words | d.area_words)) for d in self.index.devices if d.name in self.devices
+        }
+        most = max(shared.values(), default=0)
+        best = [name for name, count in shared.items() if count == most]
+        return dict(args) | {"device": best[0]} if most and len(best) == 1 else None
 
     def _question(
         self, tool: str, args: Mapping[str, Any], targets: Sequence[Device]
@@ -135,7 +153,7 @@ class Guard:
         self._request = (text, home, room, devices)
         self._grounding: Grounding | None = None
 
-    def check(self, tool: str, args: Mapping[str, Any]) -> str | None:
+    def check(self, tool: str, args: Mapping[str, Any]) -> str | dict[str, Any] | None:
         text, home, room, also = self._request
         if tool not in ACTS_ON_DEVICE or not home:
             return None
@@ -166,6 +184,9 @@ def grounding_for(
         kind for kind, hints in TYPE_HINTS.items() if hints & set(said.content)
     )
     devices = {d.name for d in said.named}
+    # A word of one device's own name said ("the coffee thing"): that device, never a group.
+    content = set(said.content)
+    devices.update(d.name for d in index.devices if content & _distinctive(d, index))
     group = said.plural or said.here or (bool(said.areas) and not said.named)
     # The one device, or the group, the resolver finds for the words.
     found = resolve(said, index)
@@ -191,11 +212,23 @@ def grounding_for(
     devices.update(d.name for d in pool if d.type in types or (not types and d.type != "lock"))
     return Grounding(
         home=model,
+        index=index,
         devices=frozenset(devices),
         group=group,
         types=types,
         noun=said.nouns[-1] if said.nouns else "",
     )
+
+
+def _distinctive(device: IndexedDevice, index: HomeIndex) -> frozenset[str]:
+    """The words of a device's names that no other device's name uses and that name no type or
+    area ("coffee" of the Coffee Maker; not "light", not "kitchen")."""
+    others = frozenset().union(*(d.words for d in index.devices if d is not device))
+    areas = frozenset().union(*(d.area_words for d in index.devices))
+    return device.words - others - areas - TYPE_NOUNS.keys() - _HINTS
+
+
+_HINTS = frozenset().union(*TYPE_HINTS.values())
 
 
 def _noun_of(types: frozenset[str]) -> str:

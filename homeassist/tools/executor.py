@@ -79,8 +79,9 @@ def current_room() -> str | None:
     return _ROOM.get()
 
 
-#: Judges a call before it runs: None to run it, else the question to ask the person instead.
-CallCheck = Callable[[str, Mapping[str, Any]], "str | None"]
+#: Judges a call before it runs: None to run it, a question to ask the person instead, or the
+#: arguments to run it with instead (the device as the person named it).
+CallCheck = Callable[[str, Mapping[str, Any]], "str | dict[str, Any] | None"]
 _GUARD: ContextVar[CallCheck | None] = ContextVar("call_guard", default=None)
 
 
@@ -162,6 +163,11 @@ class ToolExecutor:
         shown_args = parsed
         check = _GUARD.get()
         question = check(name, parsed) if check is not None else None
+        if isinstance(question, dict):
+            _LOGGER.info("Tool %s for %s runs on the device the person named", name, caller)
+            _LOGGER.debug("Tool %s: %s instead of %s", name, question, parsed)
+            parsed = shown_args = question
+            question = None
         if question is not None:
             _LOGGER.info("Tool %s for %s not run: what it acts on was not named by the person", name, caller)
             _LOGGER.debug("Tool %s(%s) refused; asking: %s", name, parsed, question)

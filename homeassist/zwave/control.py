@@ -39,6 +39,7 @@ from homeassist.zwave.values import (
     convert_temperature,
     equals,
     find_value,
+    setpoint_unit,
     value_id,
     value_unit,
 )
@@ -209,13 +210,15 @@ class HomeControl:
         targets = [d for d in self.home().resolve(device) if d.type == "climate"]
         if not targets:
             raise ZWaveError(f"{device} is not a thermostat.")
+        # "75" in a Celsius home is 75 °F (a model, or a person, said it in the other unit).
+        said = setpoint_unit(degrees, self.temperature_unit)
         sets = []
         for target in targets:
             value = find_value(target.node, CC_THERMOSTAT_SETPOINT, "setpoint", SETPOINT_HEATING)
             if value is None:
                 raise ZWaveError(f"{target.name} has no heating setpoint.")
             device_unit = value_unit(value)
-            wanted = round(convert_temperature(degrees, self.temperature_unit, device_unit) * 2) / 2
+            wanted = round(convert_temperature(degrees, said, device_unit) * 2) / 2
             low, high = value.metadata.min, value.metadata.max
             if (low is not None and wanted < low) or (high is not None and wanted > high):
                 raise ZWaveError(f"{target.name} accepts {low:g} to {high:g} degrees {device_unit}.")
@@ -223,7 +226,10 @@ class HomeControl:
         outcomes = await asyncio.gather(
             *(self._set(t, v, w, "setpoint", close_to(w), key=SETPOINT_HEATING) for t, v, w in sets)
         )
-        return self._report(outcomes, f"set to {degrees:g}°{self.temperature_unit}")
+        if said == self.temperature_unit:
+            return self._report(outcomes, f"set to {degrees:g}°{self.temperature_unit}")
+        home = round(convert_temperature(degrees, said, self.temperature_unit) * 2) / 2
+        return self._report(outcomes, f"set to {home:g}°{self.temperature_unit} ({degrees:g}°{said})")
 
     async def set_lock(self, device: str, locked: bool) -> str:
         targets = [d for d in self.home().resolve(device) if d.type == "lock"]

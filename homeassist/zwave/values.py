@@ -50,6 +50,22 @@ def convert_temperature(degrees: float, from_unit: str, to_unit: str) -> float:
     return degrees * 9 / 5 + 32 if to_unit == "F" else (degrees - 32) * 5 / 9
 
 
+#: Room temperatures a thermostat is set to, by unit: a number outside its unit's range and inside the
+#: other's ("75" in a Celsius home) was said in the other unit.
+ROOM_RANGE = {"C": (5.0, 35.0), "F": (41.0, 95.0)}
+
+
+def setpoint_unit(degrees: float, unit: str) -> str:
+    """The unit a thermostat setpoint of ``degrees`` was meant in, where the home's ``unit`` is the
+    default: the other unit only when the number is no room temperature in ``unit`` but is one in it."""
+    other = "F" if unit == "C" else "C"
+    low, high = ROOM_RANGE.get(unit, (float("-inf"), float("inf")))
+    other_low, other_high = ROOM_RANGE.get(other, (0.0, 0.0))
+    if not low <= degrees <= high and other_low <= degrees <= other_high:
+        return other
+    return unit
+
+
 def equals(expected: Any) -> Callable[[Any], bool]:
     """Whether a reported value is exactly the one set."""
     return lambda reported: bool(reported == expected)

@@ -28,6 +28,7 @@ import asyncio
 import json
 import logging
 import os
+import random
 import re
 import sys
 import tempfile
@@ -79,6 +80,10 @@ class Outcome:
     prompt_tokens: int
     cold: bool
     recoveries: list[str] = field(default_factory=list)
+    #: Tokens of the reply and of the longest call, as the model's tokenizer counts them (what the
+    #: per-turn limit must leave room for).
+    reply_tokens: int = 0
+    call_tokens: int = 0
 
 
 def load_requests(path: Path) -> list[dict[str, Any]]:
@@ -229,6 +234,14 @@ async def bench_real(model: str, requests: list[dict[str, Any]], modes: Sequence
                     try:
                         for want in requests:
                             outcome = await ask(runtime, want, mode, tokens[mode], seen)
+                            outcome.reply_tokens = await llm.tokens(outcome.reply)
+                            outcome.call_tokens = max(
+                                [
+                                    await llm.tokens(json.dumps({"name": c["tool"], "arguments": c["args"]}))
+                                    for c in outcome.calls
+                                ],
+                                default=0,
+                            )
                             outcomes.append(outcome)
                             print(
                                 f"  {mode:5} {outcome.total_s:5.1f} s {'ok ' if outcome.ok else 'NO '} "
@@ -267,6 +280,8 @@ def totals(result: dict[str, Any], mode: str) -> dict[str, Any]:
         "total_warm": times(warm, "total_s"),
         "total_cold": times(cold, "total_s"),
         "device_tier_tokens": result["tokens"][mode].get("device", 0),
+        "longest_reply_tokens": max((r["reply_tokens"] for r in rows), default=0),
+        "longest_call_tokens": max((r["call_tokens"] for r in rows), default=0),
     }
 
 
@@ -303,6 +318,10 @@ def print_report(result: dict[str, Any]) -> None:
         ["to first word, cold", *(p(s["first_word_cold"]) for s in sums.values())],
         ["whole request, warm p50 / p95", *(p(s["total_warm"]) for s in sums.values())],
         ["device tier prompt tokens", *(str(s["device_tier_tokens"]) for s in sums.values())],
+        [
+            "longest reply / call, tokens",
+            *(f"{s['longest_reply_tokens']} / {s['longest_call_tokens']}" for s in sums.values()),
+        ],
     ]
     table(["", *(f"{m} ({'every tool' if m == 'all' else 'homeassist'})" for m in modes)], rows)
     print("\nPrompt tokens before the person's words, by tier")
@@ -328,6 +347,9 @@ def print_report(result: dict[str, Any]) -> None:
 
 def run(args: Any) -> int:
     requests = load_requests(args.requests)
+    # Kinds interleaved as a day's requests are (a fixed order, the same every run): each tier's
+    # cached prefix must survive the others' requests.
+    random.Random(26).shuffle(requests)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     if not set(modes) <= {"tiers", "all"}:
         raise SystemExit("--modes: tiers, all or both")

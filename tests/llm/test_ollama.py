@@ -546,3 +546,16 @@ async def test_a_failed_warm_up_of_the_prompts_is_logged_and_ends_it(
         took = await client.warm_tiers({"general": [], "device": tools})
     assert took == {} and len(server.chats) == 1
     assert "Warming the general prompt" in caplog.text
+
+
+async def test_a_model_that_runs_to_its_limit_after_a_failed_call_answers_with_what_the_tool_said(
+    server: OllamaStandIn, make_client: MakeClient, home: Home
+) -> None:
+    client, tools = make_client()
+    server.script(
+        tool_calls(("turn_on", {"device": "Garage Light"})),
+        reply('{"name": "turn_on", "arguments": {"device": "Garage', done_reason="length"),
+    )
+    answer = await client.answer("turn on the garage light", tools, kind="device")
+    assert home.switched == [] and "answer_from_results" in answer.recoveries
+    assert answer.text.startswith('No device called "Garage Light".') and "Error" not in answer.text

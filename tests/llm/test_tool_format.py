@@ -38,7 +38,7 @@ def test_device_tools_become_flat_typed_functions() -> None:
     assert parameters["type"] == "object" and parameters["required"] == ["device", "percent"]
     assert parameters["properties"]["percent"] == {
         "type": "integer",
-        "description": "Brightness or how far open, from 0 to 100.",
+        "description": "0 to 100.",
     }
     # An optional argument is its plain type, not anyOf with null, and is not required.
     list_devices = converted[0]["function"]["parameters"]

@@ -352,3 +352,15 @@ async def test_inside_guarded_a_call_the_check_questions_runs_nothing_and_carrie
         ("set_level", {"device": "Porch", "percent": 5}),
     ]
     assert [r.question for r in seen] == ["Which light do you mean?", "", "", ""]
+
+
+async def test_inside_guarded_a_check_may_give_the_arguments_to_run_with_instead() -> None:
+    executor = make(set_level)
+
+    def check(name: str, args: Any) -> dict[str, Any] | None:
+        return dict(args) | {"device": "Porch Light"} if args.get("device") == "front porch light" else None
+
+    with guarded(check):
+        result = await executor.execute("set_level", {"device": "front porch light", "percent": 40})
+    assert result.ok and result.content == "Porch Light set to 40%"
+    assert result.args == {"device": "Porch Light", "percent": 40}

@@ -132,6 +132,20 @@ async def test_fahrenheit_setpoint_is_converted_for_a_celsius_device(
     assert "air temperature 70.7°F" in await control.get_device_state("living room sensor")
 
 
+async def test_a_setpoint_that_is_no_room_temperature_in_the_homes_unit_is_read_in_the_other(
+    connection: ZWaveConnection, observer: Observer
+) -> None:
+    celsius = HomeControl(connection, temperature_unit="C", confirm_timeout_s=1.5)
+    # "set the thermostat to 75": no room is heated to 75 °C; 75 °F is 23.9 °C, set to the half degree.
+    assert await celsius.set_temperature("thermostat", 75) == "Hallway Thermostat is now set to 24°C (75°F)."
+    assert await observer.read(HALLWAY_THERMOSTAT, SETPOINT, "setpoint", 1) == 24
+    fahrenheit = HomeControl(connection, temperature_unit="F", confirm_timeout_s=1.5)
+    assert (
+        await fahrenheit.set_temperature("thermostat", 21) == "Hallway Thermostat is now set to 70°F (21°C)."
+    )
+    assert await observer.read(HALLWAY_THERMOSTAT, SETPOINT, "setpoint", 1) == 21
+
+
 async def test_lock_and_unlock_refused_unless_allowed(
     control: HomeControl, connection: ZWaveConnection, observer: Observer
 ) -> None:
