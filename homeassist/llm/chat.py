@@ -93,6 +93,9 @@ CONTEXT_HINT = (
     "If they do not answer the question, say so."
 )
 DIRECT_ANSWER = "Answer the question directly without calling any tools."
+#: Rounds in a row of calls only to tools that do not exist after which the model gets no tools: one
+#: correction is allowed (a model trained for tools takes it; the 0.5B invents another).
+INVENTED_ROUNDS = 2
 I_DONT_KNOW = "I don't know."
 #: Recorded with the recoveries when the model gave no answer at all (the user heard I_DONT_KNOW).
 NO_ANSWER = "no_answer"
@@ -248,6 +251,8 @@ class ChatClient:
         limit = profile.tool_rounds(self.max_tool_rounds) if tools else 0
         #: The results of the last round's calls: what the reply says if the model then fails to.
         last: list[ToolResult] = []
+        #: Rounds in a row whose calls were all to tools that do not exist.
+        invented = 0
         turn = _Turn()
         while True:
             with_tools = tools if rounds < limit else []
@@ -295,6 +300,11 @@ class ChatClient:
             # Only a tool bound in this turn may run: a call in a turn without tools is refused.
             replies, results = await self._run_calls(calls, offered, actions, recoveries)
             messages.extend(replies)
+            invented = invented + 1 if not any(c.name in offered for c in calls) else 0
+            if invented >= INVENTED_ROUNDS:
+                # Only tools that do not exist ("good night", then "Error"), again after being told
+                # which do: the next turn answers in words (a small model otherwise goes on inventing).
+                limit = rounds
             ran.update(
                 (_call_key(call), result) for call, result in zip(calls, results, strict=True) if result
             )
@@ -307,7 +317,7 @@ class ChatClient:
                 direct = _results_text(done)  # confirmed actions: no second model round
                 break
         if direct is not None:
-            answer = limit_text(speakable(direct)) or direct
+            answer = limit_text(speakable(direct))  # a result that is only JSON is no answer
             turn.spoken = []
         else:
             answer = limit_text(speakable(clean_text(self._spoken_text(turn, recoveries))))
@@ -363,7 +373,8 @@ class ChatClient:
         retry_messages = [SystemMessage(f"{system} {DIRECT_ANSWER}"), *messages[1:]]
         retry = await self._turn(retry_messages, [], on_sentence)
         timings["retry"] = retry.elapsed_ms
-        answer = limit_text(clean_text(strip_think(retry.content)))
+        # Whatever the retry wrote as a call is not an answer either (nothing runs now).
+        answer = limit_text(speakable(clean_text(text_tool_calls(retry.content, None)[1])))
         _LOGGER.info(
             "Empty answer retry %s: 2 attempts, first %.0f ms, retry %.0f ms",
             "answered" if answer else "was empty too",

@@ -99,7 +99,8 @@ def text_tool_calls(content: str, bound: Collection[str] | None) -> tuple[list[T
     ``input``), or OpenAI's ``{"function": {...}}``. An object with only a ``name`` counts when that
     names a bound tool (``bound`` None: any name).
     """
-    text = strip_think(content)
+    # An escaped single quote is no JSON escape, but small models write it inside their strings.
+    text = strip_think(content).replace("\\'", "'")
     calls: list[ToolCall] = []
     if "<tool_call>" in text:
         for block in _TOOL_CALL_TAG.findall(text):

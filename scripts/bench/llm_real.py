@@ -49,6 +49,8 @@ from homeassist.errors import AmbiguousDeviceError, DeviceNotFoundError
 from homeassist.llm.chat import ChatClient
 from homeassist.llm.tool_format import to_ollama_tools
 from homeassist.messages import ToolResult
+from homeassist.scheduler.service import Job, Scheduler
+from homeassist.tools.clock import resolve_timezone
 from homeassist.tools.manager import ACTING_TOOLS, TIERS
 from tests.llm.real_model import MODEL_0_5B, MODEL_1_5B, LlamaServer, cached_model
 
@@ -84,6 +86,14 @@ class Outcome:
     #: per-turn limit must leave room for).
     reply_tokens: int = 0
     call_tokens: int = 0
+
+
+async def _keep(job: Job) -> str:
+    return ""
+
+
+async def _lost(job: Job, why: str) -> None:
+    return None
 
 
 def load_requests(path: Path) -> list[dict[str, Any]]:
@@ -189,7 +199,7 @@ async def ask(
         calls=[{"tool": r.tool, "args": r.args, "result": r.content} for r in calls],
         devices=devices,
         reply=reply.text,
-        ok=right_call(runtime, want, calls),
+        ok=right_call(runtime, want, [r for _, r in results]),
         not_named=not_named,
         twice=len(keys) - len(set(keys)),
         call_text=bool(CALL_TEXT.search(reply.text)),
@@ -215,7 +225,17 @@ async def bench_real(model: str, requests: list[dict[str, Any]], modes: Sequence
                 "HOMEASSIST_ZWAVE__SIM_PORT": str(free_port()),
                 "HOMEASSIST_PATHS__STATE_DIR": str(Path(tmp) / "state"),
             }
-            runtime = build_runtime(load_settings(env=env).settings)
+            # A real scheduler (its SQLite file in the temporary directory): timers set by the model are
+            # kept, never rung (the bench ends long before they are due).
+            scheduler = Scheduler(
+                Path(tmp) / "jobs.sqlite3",
+                timezone=resolve_timezone(""),
+                misfire_grace_s=60,
+                on_fire=_keep,
+                on_lost=_lost,
+            )
+            await scheduler.start()
+            runtime = build_runtime(load_settings(env=env).settings, scheduler)
             try:
                 if not await runtime.zwave.ready():
                     raise SystemExit(
@@ -229,7 +249,8 @@ async def bench_real(model: str, requests: list[dict[str, Any]], modes: Sequence
                     tokens[mode] = await tier_tokens(llm, runtime, mode)
                     tiers_for = runtime.tools.tools_for
                     if mode == "all":
-                        runtime.tools.tools_for = lambda kind, *also, acting=True: all_tools(runtime)  # type: ignore[method-assign]
+                        everything = all_tools(runtime)
+                        runtime.tools.tools_for = lambda kind, *also, acting=True: everything  # type: ignore[method-assign]
                     seen: set[str] = set()
                     try:
                         for want in requests:
@@ -252,6 +273,7 @@ async def bench_real(model: str, requests: list[dict[str, Any]], modes: Sequence
                         runtime.tools.tools_for = tiers_for  # type: ignore[method-assign]
             finally:
                 await runtime.aclose()
+                await scheduler.stop()
     return {"model": model, "bound_s": bound_s, "tokens": tokens, "requests": [asdict(o) for o in outcomes]}
 
 

@@ -559,3 +559,18 @@ async def test_a_model_that_runs_to_its_limit_after_a_failed_call_answers_with_w
     answer = await client.answer("turn on the garage light", tools, kind="device")
     assert home.switched == [] and "answer_from_results" in answer.recoveries
     assert answer.text.startswith('No device called "Garage Light".') and "Error" not in answer.text
+
+
+async def test_tools_invented_twice_in_a_row_leave_the_model_to_answer_in_words(
+    server: OllamaStandIn, make_client: MakeClient
+) -> None:
+    client, tools = make_client()
+    server.script(
+        tool_calls(("good night", {"message": "Good night!"})),
+        reply('{"name": "Error", "arguments": {"message": "There is no tool named \\\'good night\\\'."}}'),
+        reply("Good night!"),
+    )
+    answer = await client.answer("good night", tools, kind="general")
+    assert answer.text == "Good night!" and answer.actions == ()
+    assert [bool(body["tools"]) for body in server.chats] == [True, True, False]
+    assert answer.recoveries.count("hallucinated_tool") == 2
