@@ -25,6 +25,7 @@ Run: ``scripts/bench/llm --real [--model 0.5b|1.5b] [--requests FILE] [--modes t
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import os
@@ -156,6 +157,11 @@ def all_tools(runtime: Runtime) -> list[Any]:
     return runtime.tools.tools_for("device", "timer", "datetime")
 
 
+def _every_tool(tools: list[Any], kind: str, *also: str, acting: bool = True) -> list[Any]:
+    """``ToolManager.tools_for`` in the ``all`` mode: every tool, whatever the request."""
+    return tools
+
+
 async def ask(
     runtime: Runtime, want: dict[str, Any], mode: str, tokens: dict[str, int], seen: set[str]
 ) -> Outcome:
@@ -249,8 +255,7 @@ async def bench_real(model: str, requests: list[dict[str, Any]], modes: Sequence
                     tokens[mode] = await tier_tokens(llm, runtime, mode)
                     tiers_for = runtime.tools.tools_for
                     if mode == "all":
-                        everything = all_tools(runtime)
-                        runtime.tools.tools_for = lambda kind, *also, acting=True: everything  # type: ignore[method-assign]
+                        runtime.tools.tools_for = functools.partial(_every_tool, all_tools(runtime))  # type: ignore[method-assign]
                     seen: set[str] = set()
                     try:
                         for want in requests:
