@@ -35,7 +35,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -251,7 +251,13 @@ async def bench_real(model: str, requests: list[dict[str, Any]], modes: Sequence
                 bound_s = runtime.assistant.answer_within_s
                 outcomes: list[Outcome] = []
                 tokens: dict[str, dict[str, int]] = {}
+                client = runtime.model
+                assert isinstance(client, ChatClient)
+                profile = await client.detect()
                 for mode in modes:
+                    # Every tool really is every tool: the model's profile would send only its
+                    # ``max_tools`` most important (8 for Qwen).
+                    client.profile = replace(profile, max_tools=64) if mode == "all" else profile
                     tokens[mode] = await tier_tokens(llm, runtime, mode)
                     tiers_for = runtime.tools.tools_for
                     if mode == "all":
@@ -276,6 +282,7 @@ async def bench_real(model: str, requests: list[dict[str, Any]], modes: Sequence
                             )
                     finally:
                         runtime.tools.tools_for = tiers_for  # type: ignore[method-assign]
+                        client.profile = profile
             finally:
                 await runtime.aclose()
                 await scheduler.stop()
