@@ -236,18 +236,7 @@ class Assistant:
         if runnable and self.prefer_local:
             return await self._run_local(text, intent, work.actions, timings)
         if intent.kind == "web" and self.web is not None:
-            work.path = "fallback"
-            reply_text, work.failure = await web_answer(
-                self.web,
-                self.model,
-                work.request_id,
-                text,
-                work.on_sentence,
-                work.actions,
-                work.recoveries,
-                timings,
-            )
-            return reply_text
+            return await self._search(work, self.web)
         work.path = "model"
         stage = time.perf_counter()
         gate = None
@@ -278,17 +267,13 @@ class Assistant:
         if self.web is None or not needs_search(intent.kind, answer.text):
             return answer.text
         _LOGGER.info("Request %s: the model does not know; searching the web", work.request_id)
+        return await self._search(work, self.web)
+
+    async def _search(self, work: _Work, web: WebSearchFallback) -> str:
+        """The web search's answer (``answering.web_answer``), recorded in ``work``."""
         work.path = "fallback"
-        reply_text, work.failure = await web_answer(
-            self.web,
-            self.model,
-            work.request_id,
-            text,
-            work.on_sentence,
-            work.actions,
-            work.recoveries,
-            timings,
-        )
+        args = (work.request_id, work.text, work.on_sentence, work.actions, work.recoveries, work.timings)
+        reply_text, work.failure = await web_answer(web, self.model, *args)
         return reply_text
 
     def refuse_unheard(

@@ -1,23 +1,33 @@
 """The tool loop every model client shares, and recovery from what a small model does wrong.
 
-Per request: a short system prompt (naming the request's room when it has one) and the text, with
-exactly the tier's tools bound (as many as the model's profile takes). Each turn streams; tool calls
-(parsed by the provider, or written as text by the model) run through the shared ToolExecutor, one
-ToolMessage per call, for at most ``max_tool_rounds`` rounds. The final answer's sentences go to
-``on_sentence`` as they complete (at once when no tools are bound; when tools are bound, once the turn
-is known to hold no tool call, so text beside a tool call is never spoken). Recoveries are logged and
-counted in ``ModelAnswer.recoveries``:
+Per request: a short system prompt, the same for every request of a tier and starting with the tier's
+own words (a server keeps each tier's processed prompt), then the person's words and, after them, the
+room; exactly the tier's tools bound (as many as the model's profile takes). Each turn streams; tool
+calls (parsed by the provider, or written as text by the model) run through the shared ToolExecutor, one
+ToolMessage per call, for at most ``max_tool_rounds`` rounds. The loop ends on the model's words, or
+on tool results: confirmed actions are the reply at once (no second round); a call the person's words
+did not ground (``tools.executor.guarded``) ends it with the question asked instead; a call repeated
+after its result ends it with that result. Nothing spoken is call text, JSON, markdown or a tool name
+(``recovery.speakable``). The final answer's sentences go to ``on_sentence`` as they complete (at once
+when no tools are bound; when tools are bound, once the turn is known to hold no tool call). Recoveries
+are logged and counted in ``ModelAnswer.recoveries``:
 
 - ``empty_retry``: an empty answer while tools were bound is retried once without tools;
-- ``text_tool_call``: ``<tool_call>{...}</tool_call>`` or bare JSON naming a bound tool runs as a call;
+- ``text_tool_call``: calls written as text (``<tool_call>``, bare JSON, doubled braces) run as calls;
 - ``string_arguments``: arguments sent as a JSON string are decoded (Ollama's ``transport``);
-- ``hallucinated_tool``: a tool that was not bound is refused with an error ToolMessage;
+- ``schema_arguments``: a tool's schema sent as its arguments counts as none;
+- ``hallucinated_tool``: a tool that was not bound is refused with an error ToolMessage (twice in a row
+  and the next turn has no tools);
 - ``bad_arguments``: arguments that fail the tool's schema are refused with the reason;
+- ``repeated_call``: the same call again after its result: the result is the answer;
+- ``answer_from_results``: after a failed call the model ran to its token limit: the result is said;
 - ``think_stripped``: ``<think>`` blocks are removed from what is spoken;
 - ``no_answer`` (a failure, not a retry): the model gave nothing, and the user heard "I don't know".
 
-A provider (``OllamaClient``, ``AnthropicClient``) supplies the chat model, how tools are bound, and
-how its failures map onto ModelError subclasses; none of them is ever an empty answer.
+A turn cut at the token limit keeps its whole sentences; a cut call never runs. A provider
+(``OllamaClient``, ``OpenAIClient``, ``AnthropicClient``) supplies the chat model, how tools are bound,
+how one turn's tokens are limited, and how its failures map onto ModelError subclasses; none of them is
+ever an empty answer.
 """
 
 from __future__ import annotations
@@ -284,7 +294,7 @@ class ChatClient:
                     self._refusal(call, offered, recoveries)
                 break
             rounds += 1
-            calls = [self._without_schema(call, recoveries) for call in calls]
+            calls = _once([self._without_schema(call, recoveries) for call in calls], recoveries)
             again = [ran[key] for key in map(_call_key, calls) if key in ran]
             if again:
                 # The same call after its result: the result is the answer (small models loop here).
@@ -514,6 +524,20 @@ def _whole_sentences(text: str) -> str:
     if end < 0 and text.rstrip().endswith((".", "!", "?")):
         return text.strip()
     return text[: end + 1].strip() if end >= 0 else ""
+
+
+def _once(calls: list[ToolCall], recoveries: list[str]) -> list[ToolCall]:
+    """``calls`` without a second copy of the same call in the same reply (it would act twice)."""
+    seen: set[str] = set()
+    kept = []
+    for call in calls:
+        key = _call_key(call)
+        if key not in seen:
+            seen.add(key)
+            kept.append(call)
+    if len(kept) < len(calls):
+        recoveries.append("repeated_call")
+    return kept
 
 
 def _call_key(call: ToolCall) -> str:

@@ -14,7 +14,8 @@ request that may not act (``[wyoming] allow_actions = false``) is held to it. In
 request came from: a timer set then remembers it, to ring there. Inside ``guarded(check)`` (set by the
 Assistant for a whole request) every call is first put to ``check`` (``intent.grounding``: does what it
 acts on follow from what the person said?); a call it answers with a question runs nothing and its
-result carries the question. The local path, the model and anything a request starts go through it;
+result carries the question, and one it answers with arguments runs with those (the device as the
+person named it). The local path, the model and anything a request starts go through it;
 a job the scheduler fires later runs outside any request (its call was checked when it was set).
 """
 

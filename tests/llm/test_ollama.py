@@ -574,3 +574,14 @@ async def test_tools_invented_twice_in_a_row_leave_the_model_to_answer_in_words(
     assert answer.text == "Good night!" and answer.actions == ()
     assert [bool(body["tools"]) for body in server.chats] == [True, True, False]
     assert answer.recoveries.count("hallucinated_tool") == 2
+
+
+async def test_the_same_call_twice_in_one_reply_runs_once(
+    server: OllamaStandIn, make_client: MakeClient, home: Home
+) -> None:
+    client, tools = make_client()
+    on = ("turn_on", {"device": "Porch Light"})
+    server.script(tool_calls(on, on))
+    answer = await client.answer("turn on the porch light", tools, kind="device")
+    assert home.switched == [("Porch Light", True)] and answer.text == "Porch Light is now on."
+    assert "repeated_call" in answer.recoveries
