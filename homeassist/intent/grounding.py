@@ -21,13 +21,16 @@ A call is allowed (:meth:`Grounding.check`) when every device its ``device`` arg
 the device tools resolve it, ``zwave.home.Home``) is grounded, and, when that is more than one device,
 the person named a group (a plural, "all", an area alone, "here"). Otherwise nothing runs and the
 person is asked, with the grounded devices that fit the tool as the answers ("Which light do you
-mean? The Porch Light?"), which the next request may pick like any other question's choices. A
+mean? The Porch Light?"), which the next request may pick like any other question's choices.
+Cancelling a timer is held to the same rule: only when the words ask for one to go ("cancel", "stop",
+"never mind"), else "Do you want me to cancel it?". A
 device argument the home cannot resolve as written runs on the one grounded device it shares a word
 with ("front porch light", "light" where the words ground only the Porch Light).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -53,6 +56,11 @@ TOOL_TYPES: dict[str, frozenset[str]] = {
     "set_lock": frozenset({"lock"}),
     "schedule_device_action": frozenset({"light", "switch", "cover", "fan"}),
 }
+#: Words that ask for a timer, alarm or reminder to go: without one, cancelling is asked back.
+_CANCELS = re.compile(
+    r"\b(?:cancel\w*|stop|delete|remove|clear|forget|end|abort|kill|drop|scrap|dismiss|silence|turn off|"
+    r"switch off|shut off|get rid of|never ?mind|don'?t need|no longer need)\b"
+)
 #: At most this many devices are offered as answers to a question back.
 MAX_CHOICES = 3
 
@@ -152,9 +160,15 @@ class Guard:
         )
         self._request = (text, home, room, devices)
         self._grounding: Grounding | None = None
+        self._cancel_asked: list[tuple[str, tuple[Command, ...]]] = []
 
     def check(self, tool: str, args: Mapping[str, Any]) -> str | dict[str, Any] | None:
         text, home, room, also = self._request
+        if tool == "cancel_timer" and not _CANCELS.search(text):
+            # "what timers do I have going" is no reason to cancel one (a 0.5B did, with every tool).
+            question = "Do you want me to cancel it?"
+            self._cancel_asked.append((question, (Command(tool, dict(args)),)))
+            return question
         if tool not in ACTS_ON_DEVICE or not home:
             return None
         if self._grounding is None:
@@ -164,7 +178,7 @@ class Guard:
     @property
     def asked(self) -> list[tuple[str, tuple[Command, ...]]]:
         """The questions asked instead of running a call, with their answers' commands."""
-        return self._grounding.asked if self._grounding is not None else []
+        return self._cancel_asked + (self._grounding.asked if self._grounding is not None else [])
 
 
 def grounding_for(

@@ -74,6 +74,7 @@ class Outcome:
     reply: str
     ok: bool
     not_named: list[str]
+    unasked: list[str]
     twice: int
     call_text: bool
     action_s: float | None
@@ -192,6 +193,11 @@ async def ask(
     devices = sorted({name for _, r in acted for name in resolved(runtime, r.args.get("device"))})
     expected = resolved(runtime, (want.get("args") or {}).get("device"))
     not_named = [d for d in devices if d not in expected]
+    # An action in a request that asked for none (a question, a reading, chit-chat): e.g. a timer
+    # cancelled for "what timers do I have going".
+    wanted_tools = want.get("tool")
+    wanted_tools = {wanted_tools} if isinstance(wanted_tools, str) else set(wanted_tools or ())
+    unasked = [r.tool for _, r in acted if not (wanted_tools & ACTING_TOOLS)]
     keys = [(r.tool, json.dumps(r.args, sort_keys=True)) for r in calls if not r.question]
     kind = reply.intent.kind
     cold = f"{mode}:{kind}" not in seen and reply.path == "model"
@@ -207,6 +213,7 @@ async def ask(
         reply=reply.text,
         ok=right_call(runtime, want, [r for _, r in results]),
         not_named=not_named,
+        unasked=unasked,
         twice=len(keys) - len(set(keys)),
         call_text=bool(CALL_TEXT.search(reply.text)),
         action_s=round(acted[0][0], 3) if acted else None,
@@ -303,6 +310,7 @@ def totals(result: dict[str, Any], mode: str) -> dict[str, Any]:
         "answered_locally": len(rows) - len(model_rows),
         "right": sum(r["ok"] for r in rows),
         "not_named": sum(len(r["not_named"]) for r in rows),
+        "unasked": sum(len(r["unasked"]) for r in rows),
         "twice": sum(r["twice"] for r in rows),
         "call_text": sum(r["call_text"] for r in rows),
         "over_bound": sum(r["total_s"] > result["bound_s"] + 1 for r in rows),
@@ -339,6 +347,7 @@ def print_report(result: dict[str, Any]) -> None:
         ],
         ["right tool and arguments", *(f"{s['right']}/{s['requests']}" for s in sums.values())],
         ["actions on devices not named", *(str(s["not_named"]) for s in sums.values())],
+        ["actions in requests that asked for none", *(str(s["unasked"]) for s in sums.values())],
         ["calls run twice", *(str(s["twice"]) for s in sums.values())],
         ["replies with call text, JSON or markdown", *(str(s["call_text"]) for s in sums.values())],
         [
@@ -367,6 +376,7 @@ def print_report(result: dict[str, Any]) -> None:
         print("\nTargets (tiers)")
         checks = [
             (s["not_named"] == 0, f"0 actions on devices not named: {s['not_named']}"),
+            (s["unasked"] == 0, f"0 actions in requests that asked for none: {s['unasked']}"),
             (s["twice"] == 0, f"0 calls run twice: {s['twice']}"),
             (s["call_text"] == 0, f"0 replies with call text: {s['call_text']}"),
             (s["over_bound"] == 0, f"every request within its bound: {s['over_bound']} past it"),

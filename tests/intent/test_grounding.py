@@ -133,3 +133,11 @@ def test_the_guard_leaves_calls_that_act_on_no_device_and_unknown_names_to_their
     assert guard.check("turn_on", {"device": "the jacuzzi"}) is None  # the tool says what exists
     assert guard.asked == []
     assert Guard("turn on the light", None).check("turn_on", {"device": "Kitchen Light"}) is None
+
+
+def test_a_timer_is_cancelled_only_when_the_words_ask_for_it() -> None:
+    asking = Guard(normalize_text("what timers do I have going"), HOME)
+    assert asking.check("cancel_timer", {}) == "Do you want me to cancel it?"
+    assert asking.asked == [("Do you want me to cancel it?", (Command("cancel_timer", {}),))]
+    for text in ("cancel the pasta timer", "stop the alarm", "never mind the reminder", "turn off the timer"):
+        assert Guard(normalize_text(text), HOME).check("cancel_timer", {"name_or_id": "pasta"}) is None, text
