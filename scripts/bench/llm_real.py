@@ -5,8 +5,9 @@ the cache ``scripts/setup-llm`` fills, on 127.0.0.1; homeassist's real Assistant
 OpenAI-compatible provider, on the simulated Z-Wave home (zwave-js's mock controller), with web search
 off (nothing leaves the machine). Each request of ``--requests FILE`` (JSON lines
 ``{"text", "tool", "args"}``: ``tool`` a name, a list of acceptable names, or null when no tool should
-run; ``args`` only the arguments that must match, a device compared by what it resolves to) is asked
-once in each mode:
+run; ``args`` only the arguments that must match, a device compared by what it resolves to; an
+optional ``room``, the area the request comes from) is asked once in each mode, in a fixed shuffled
+order (kinds interleaved):
 
 * ``tiers``: what homeassist does, the request's tier of tools only;
 * ``all``: every tool bound for every request (what Home Assistant's Assist does with a local model).
@@ -116,6 +117,15 @@ def resolved(runtime: Runtime, device: object) -> frozenset[str]:
         return frozenset()
 
 
+def same_device(runtime: Runtime, said: object, wanted: object) -> bool:
+    """Whether a call's device argument acts on the devices the request file names (compared as
+    written when the home has no such device)."""
+    target = resolved(runtime, wanted)
+    if not target:
+        return str(said).strip().lower() == str(wanted).strip().lower()
+    return resolved(runtime, said) == target
+
+
 def right_call(runtime: Runtime, want: dict[str, Any], calls: Sequence[ToolResult]) -> bool:
     tools = want.get("tool")
     if tools is None:
@@ -126,7 +136,7 @@ def right_call(runtime: Runtime, want: dict[str, Any], calls: Sequence[ToolResul
         if call.tool not in names or not call.ok:
             continue
         fits = all(
-            resolved(runtime, call.args.get(key)) == resolved(runtime, value)
+            same_device(runtime, call.args.get(key), value)
             if key == "device"
             else str(call.args.get(key)).lower() == str(value).lower()
             for key, value in args.items()
@@ -184,7 +194,7 @@ async def ask(
 
     runtime.executor.add_listener(record)
     try:
-        reply = await runtime.assistant.handle(text, on_sentence=say)
+        reply = await runtime.assistant.handle(text, on_sentence=say, room=want.get("room"))
     finally:
         runtime.executor._listeners.remove(record)
     total = time.perf_counter() - start

@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 
 from homeassist.assistant.answering import ONE_MOMENT, TOO_SLOW
+from homeassist.daemon import Runtime
 from tests.assistant.test_core import runtime_for
 from tests.llm.standin import Chunk, OllamaStandIn, Pause, stream, tool_calls
 from tests.zwave.conftest import (
@@ -19,6 +20,13 @@ from tests.zwave.conftest import (
     SWITCH,
     Observer,
 )
+
+
+async def leave_as_found(runtime: Runtime, lamp: str) -> None:
+    """The session's simulated home as it starts: the dimmer off, its level to restore full (other
+    tests turn it on and expect 99)."""
+    await runtime.assistant.handle(f"set the {lamp} to 100%")
+    await runtime.assistant.handle(f"turn off the {lamp}")
 
 
 async def test_a_group_the_person_did_not_name_switches_nothing_and_the_answer_runs_the_choice(
@@ -52,6 +60,7 @@ async def test_a_group_the_person_did_not_name_switches_nothing_and_the_answer_r
                 assert await watcher.read(LIVING_ROOM_LAMP, LEVEL, "currentValue") == 99
                 assert await watcher.read(BEDROOM_LAMP, LEVEL, "currentValue") == before[3]
         finally:
+            await leave_as_found(runtime, "living room lamp")
             await runtime.aclose()
 
 
@@ -67,6 +76,7 @@ async def test_a_call_the_words_ground_runs_and_its_result_is_the_reply(sim_url:
             async with Observer(sim_url) as watcher:
                 assert await watcher.read(BEDROOM_LAMP, LEVEL, "currentValue") == 20
         finally:
+            await leave_as_found(runtime, "bedroom lamp")
             await runtime.aclose()
 
 

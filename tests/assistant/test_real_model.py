@@ -62,6 +62,22 @@ def runtime_for(tmp_path: Path, sim_url: str, **env: str) -> Runtime:
     return runtime
 
 
+async def leave_as_found(runtime: Runtime) -> None:
+    """The session's simulated home as it starts, whatever the model did: other tests assume it."""
+    for command in (
+        "turn off the porch light",
+        "turn off the kitchen light",
+        "turn off the coffee maker",
+        "set the bedroom lamp to 100%",
+        "turn off the bedroom lamp",
+        "set the living room lamp to 100%",
+        "turn off the living room lamp",
+        "set the thermostat to 20 degrees",
+    ):
+        reply = await runtime.assistant.handle(command)
+        assert reply.path == "local" and all(a.ok for a in reply.actions), reply
+
+
 def acted_on(runtime: Runtime, reply: Reply) -> set[str]:
     names: set[str] = set()
     for action in reply.actions:
@@ -106,6 +122,7 @@ async def test_through_the_openai_provider(llm: LlamaServer, sim_url: str, tmp_p
         assert_guest_rules(runtime, joke, set())
         assert joke.actions == () or all(not a.ok for a in joke.actions)
     finally:
+        await leave_as_found(runtime)
         await runtime.aclose()
 
 
@@ -128,4 +145,5 @@ async def test_through_ollamas_api(llm: LlamaServer, sim_url: str, tmp_path: Pat
             # Every turn was bounded in tokens (Ollama's num_predict reached llama-server as max_tokens).
             assert ollama.upstream and all(body.get("max_tokens") == 192 for body in ollama.upstream)
         finally:
+            await leave_as_found(runtime)
             await runtime.aclose()
