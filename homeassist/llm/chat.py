@@ -294,7 +294,8 @@ class ChatClient:
                     self._refusal(call, offered, recoveries)
                 break
             rounds += 1
-            calls = _once([self._without_schema(call, recoveries) for call in calls], recoveries)
+            calls = [self._as_run(self._without_schema(call, recoveries)) for call in calls]
+            calls = _once(calls, recoveries)
             again = [ran[key] for key in map(_call_key, calls) if key in ran]
             if again:
                 # The same call after its result: the result is the answer (small models loop here).
@@ -350,6 +351,15 @@ class ChatClient:
             model=self.model_name,
             timings_ms=timings,
         )
+
+    def _as_run(self, call: ToolCall) -> ToolCall:
+        """The call with the arguments its tool takes (others dropped, as the executor drops them),
+        so that the same call written twice is seen to be the same."""
+        tool = self.executor.get(call.name)
+        if tool is None:
+            return call
+        parsed, problem = validate_args(tool, call.args)
+        return call if problem is not None else ToolCall(name=call.name, args=parsed, id=call.id)
 
     def _without_schema(self, call: ToolCall, recoveries: list[str]) -> ToolCall:
         """A call whose arguments are the tool's schema (``{"type": "object", ...}``) has none."""

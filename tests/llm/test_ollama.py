@@ -585,3 +585,16 @@ async def test_the_same_call_twice_in_one_reply_runs_once(
     answer = await client.answer("turn on the porch light", tools, kind="device")
     assert home.switched == [("Porch Light", True)] and answer.text == "Porch Light is now on."
     assert "repeated_call" in answer.recoveries
+
+
+async def test_a_call_repeated_with_arguments_its_tool_ignores_is_still_the_same_call(
+    server: OllamaStandIn, make_client: MakeClient
+) -> None:
+    client, tools = make_client()
+    server.script(
+        tool_calls(("list_devices", {"verbose": True})),
+        tool_calls(("list_devices", {})),
+        reply("never asked"),
+    )
+    answer = await client.answer("what devices do I have", tools, kind="device")
+    assert [a.tool for a in answer.actions] == ["list_devices"] and "repeated_call" in answer.recoveries
