@@ -93,7 +93,7 @@ class Grounding:
         try:
             targets = self.home.resolve(str(args["device"]))
         except (DeviceNotFoundError, AmbiguousDeviceError):
-            return self._named_in(args)
+            return self._named_in(tool, args)
         names = {d.name for d in targets}
         if names <= self.devices and (len(names) == 1 or self.group):
             return None
@@ -101,13 +101,16 @@ class Grounding:
         self.asked.append((question, choices))
         return question
 
-    def _named_in(self, args: Mapping[str, Any]) -> dict[str, Any] | None:
-        """``args`` on the grounded device that shares the most words with the device argument, when
-        one does ("front porch light", "coffee thing", "light" where the words ground the Porch Light
-        alone), else None."""
+    def _named_in(self, tool: str, args: Mapping[str, Any]) -> dict[str, Any] | None:
+        """``args`` on the grounded device the tool can act on that shares the most words with the
+        device argument, when one does ("front porch light", "coffee thing", "living room dimmer"),
+        else None."""
         said = set(words(normalize_name(str(args["device"]))))
+        fits = TOOL_TYPES.get(tool, frozenset())
         shared = {
-            d.name: len(said & (d.words | d.area_words)) for d in self.index.devices if d.name in self.devices
+            d.name: len(said & (d.words | d.area_words))
+            for d in self.index.devices
+            if d.name in self.devices and (not fits or d.type in fits)
         }
         most = max(shared.values(), default=0)
         best = [name for name, count in shared.items() if count == most]

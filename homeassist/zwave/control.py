@@ -189,18 +189,30 @@ class HomeControl:
         if not 0 <= percent <= 100:
             raise ZWaveError(f"A level must be between 0 and 100 percent, not {percent:g}.")
         level = to_zwave_level(percent)
+        targets = self.home().resolve(device)
         sets = [
             self._set(target, value, level, "currentValue", equals(level))
-            for target in self.home().resolve(device)
+            for target in targets
             if target.type in ("light", "cover")
             and (value := find_value(target.node, CC_MULTILEVEL_SWITCH, "targetValue")) is not None
         ]
+        # A light that only switches is on at any level above 0 (as Home Assistant turns it on when
+        # given a brightness): "make the porch bright" on the Porch Light.
+        plain = [
+            target
+            for target in targets
+            if target.type == "light"
+            and find_value(target.node, CC_MULTILEVEL_SWITCH, "targetValue") is None
+            and find_value(target.node, CC_BINARY_SWITCH, "targetValue") is not None
+        ]
         outcomes = await asyncio.gather(*sets)
-        if not outcomes:
-            raise ZWaveError(f"{device} can't be set to a level; only dimmers and blinds can.")
+        switched = await asyncio.gather(*(self._switch(target, percent > 0) for target in plain))
+        if not outcomes and not switched:
+            raise ZWaveError(f"{device} can't be set to a level; only lights and blinds can.")
         covers = [o for o in outcomes if o.device.type == "cover"]
         others = [o for o in outcomes if o.device.type != "cover"]
         said = [self._report(others, f"at {round(percent)}%")] if others else []
+        said += [self._report(list(switched), "on" if percent > 0 else "off")] if switched else []
         if covers:
             state = "closed" if round(percent) == 0 else f"{round(percent)}% open"
             said.append(self._report(covers, "open" if round(percent) >= 99 else state))

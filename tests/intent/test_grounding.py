@@ -21,6 +21,7 @@ HOME: HomeSnapshot = {
         {"name": "Porch Light", "area": "Porch", "type": "light"},
         {"name": "Porch Lantern", "area": "Porch", "type": "light"},
         {"name": "Living Room Lamp", "area": "Living Room", "type": "light"},
+        {"name": "Living Room Sensor", "area": "Living Room", "type": "sensor"},
         {"name": "Bedroom Lamp", "area": "Bedroom", "type": "light"},
         {"name": "Bedroom Blinds", "area": "Bedroom", "type": "cover"},
         {"name": "Hallway Thermostat", "area": "Hallway", "type": "climate"},
@@ -141,3 +142,13 @@ def test_a_timer_is_cancelled_only_when_the_words_ask_for_it() -> None:
     assert asking.asked == [("Do you want me to cancel it?", (Command("cancel_timer", {}),))]
     for text in ("cancel the pasta timer", "stop the alarm", "never mind the reminder", "turn off the timer"):
         assert Guard(normalize_text(text), HOME).check("cancel_timer", {"name_or_id": "pasta"}) is None, text
+
+
+def test_a_device_the_home_lacks_runs_on_the_grounded_one_the_tool_can_act_on() -> None:
+    # The Qwen2.5-Coder-1.5B wrote "living room dimmer"; the living room has a lamp and a sensor.
+    assert check(
+        "it's too dark in the living room", "set_level", device="living room dimmer", percent=50
+    ) == {
+        "device": "Living Room Lamp",
+        "percent": 50,
+    }

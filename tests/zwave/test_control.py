@@ -94,8 +94,17 @@ async def test_set_level_maps_percent_to_zwave_levels(control: HomeControl, obse
     assert await observer.read(LIVING_ROOM_LAMP, LEVEL, "currentValue") == 0
     with pytest.raises(ZWaveError, match="between 0 and 100"):
         await control.set_level("living room lamp", 140)
-    with pytest.raises(ZWaveError, match="only dimmers and blinds"):
+    with pytest.raises(ZWaveError, match="only lights and blinds"):
         await control.set_level("coffee maker", 50)
+
+
+async def test_a_light_that_only_switches_is_on_at_any_level_and_off_at_zero(
+    control: HomeControl, observer: Observer
+) -> None:
+    assert await control.set_level("porch light", 100) == "Porch Light is now on."
+    assert await observer.read(PORCH_LIGHT, SWITCH, "currentValue") is True
+    assert await control.set_level("porch light", 0) == "Porch Light is now off."
+    assert await observer.read(PORCH_LIGHT, SWITCH, "currentValue") is False
 
 
 async def test_blinds_open_close_and_position(control: HomeControl, observer: Observer) -> None:
