@@ -22,10 +22,10 @@ the device tools resolve it, ``zwave.home.Home``) is grounded, and, when that is
 the person named a group (a plural, "all", an area alone, "here"). Otherwise nothing runs and the
 person is asked, with the grounded devices that fit the tool as the answers ("Which light do you
 mean? The Porch Light?"), which the next request may pick like any other question's choices.
-Cancelling a timer is held to the same rule: only when the words ask for one to go ("cancel", "stop",
-"never mind"), else "Do you want me to cancel it?". A
-device argument the home cannot resolve as written runs on the one grounded device it shares a word
-with ("front porch light", "light" where the words ground only the Porch Light).
+A device argument the home cannot resolve as written runs on the grounded device the tool can act on
+that shares the most words with it ("front porch light", "living room dimmer"). Cancelling a timer is
+held to the same rule: only when the words ask for one to go ("cancel", "stop", "never mind"), else
+"Do you want me to cancel it?".
 """
 
 from __future__ import annotations
