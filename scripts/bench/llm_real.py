@@ -16,9 +16,10 @@ Per request: the calls run (tool, arguments, result), the devices acted on, the 
 right tool ran with the right arguments (``ok``), the time to the first spoken word (not counting
 "One moment.") and to the first confirmed action, and the tier's prompt tokens (counted with the
 model's own template and tokenizer). Totals: right calls; actions on devices the request did not name
-(must be 0); calls run twice (0); replies holding tool-call text, JSON or markdown (0); requests past
-their bound; p50/p95 of both times, cold (the first request of a tier after the server started, its
-prefix not yet processed) and warm. ``--json PATH`` writes every request and the totals.
+(must be 0); actions in requests that asked for none (0); calls run twice (0); replies holding
+tool-call text, JSON or markdown (0); requests past their bound; p50/p95 of both times, cold (the first
+request of a tier after the server started, its prefix not yet processed) and warm. ``--json PATH``
+writes every request and the totals.
 
 Run: ``scripts/bench/llm --real [--model 0.5b|1.5b] [--requests FILE] [--modes tiers,all] [--json PATH]``.
 """
