@@ -8,6 +8,7 @@ import time
 import uuid
 from typing import Any
 
+from homeassist.assistant.answering import ms_since
 from homeassist.assistant.summary import log_summary
 from homeassist.intent.classifier import FollowUp, IntentClassifier
 from homeassist.intent.home import HomeSnapshot, index_of
@@ -100,7 +101,7 @@ def refuse_unheard(
         error=f"LowConfidence: heard with confidence {confidence:.2f}",
         error_kind="LowConfidence",
         request_id=uuid.uuid4().hex[:8],
-        timings_ms={"total": round((time.perf_counter() - start) * 1000, 3)},
+        timings_ms={"total": ms_since(start)},
     )
     log_summary(reply, with_text=store_transcripts)
     return reply
@@ -116,7 +117,7 @@ def too_long(request_id: str, text: str, start: float) -> Reply:
         error=f"RequestTooLong: {len(text)} characters (at most {MAX_REQUEST_CHARS})",
         error_kind="RequestTooLong",
         request_id=request_id,
-        timings_ms={"total": round((time.perf_counter() - start) * 1000, 3)},
+        timings_ms={"total": ms_since(start)},
     )
     log_summary(reply, with_text=False)
     return reply

@@ -203,7 +203,7 @@ def grounding_for(
     devices = {d.name for d in said.named}
     # A word of one device's own name said ("the coffee thing"): that device, never a group.
     content = set(said.content)
-    devices.update(d.name for d in index.devices if content & _distinctive(d, index))
+    devices.update(name for name, own in _distinctive(index).items() if content & own)
     group = said.plural or said.here or (bool(said.areas) and not said.named)
     # The one device, or the group, the resolver finds for the words.
     found = resolve(said, index)
@@ -237,12 +237,16 @@ def grounding_for(
     )
 
 
-def _distinctive(device: IndexedDevice, index: HomeIndex) -> frozenset[str]:
-    """The words of a device's names that no other device's name uses and that name no type or
-    area ("coffee" of the Coffee Maker; not "light", not "kitchen")."""
-    others = frozenset().union(*(d.words for d in index.devices if d is not device))
+@lru_cache(maxsize=8)
+def _distinctive(index: HomeIndex) -> dict[str, frozenset[str]]:
+    """Per device, the words of its names that no other device's name uses and that name no type or
+    area ("coffee" of the Coffee Maker; not "light", not "kitchen"); once per home."""
     areas = frozenset().union(*(d.area_words for d in index.devices))
-    return device.words - others - areas - TYPE_NOUNS.keys() - _HINTS
+    own: dict[str, frozenset[str]] = {}
+    for device in index.devices:
+        others = frozenset().union(*(d.words for d in index.devices if d is not device))
+        own[device.name] = device.words - others - areas - TYPE_NOUNS.keys() - _HINTS
+    return own
 
 
 _HINTS = frozenset().union(*TYPE_HINTS.values())

@@ -32,7 +32,6 @@ import json
 import logging
 import os
 import random
-import re
 import sys
 import tempfile
 import time
@@ -55,13 +54,10 @@ from homeassist.messages import ToolResult
 from homeassist.scheduler.service import Job, Scheduler
 from homeassist.tools.clock import resolve_timezone
 from homeassist.tools.manager import ACTING_TOOLS, TIERS
-from tests.llm.real_model import MODEL_0_5B, MODEL_1_5B, LlamaServer, cached_model
+from tests.llm.real_model import CALL_TEXT, MODEL_0_5B, MODEL_1_5B, LlamaServer, cached_model
 
 REQUESTS = Path(__file__).with_name("llm_requests.jsonl")
 MODELS = {"0.5b": MODEL_0_5B, "1.5b": MODEL_1_5B}
-#: What must never be read aloud: a tool call's or any JSON's braces, a quoted key, a tool name,
-#: markdown emphasis, code, headings or list markers.
-CALL_TEXT = re.compile(r"[{}]|\"\w+\"\s*:|\b[a-z]+_[a-z_]+\b|\*\*|`|^\s*(?:#|[-*] )", re.MULTILINE)
 TARGET_ACTION_P50_S = 1.5
 
 

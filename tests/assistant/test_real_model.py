@@ -14,7 +14,6 @@ suite on 2 cores): the bound on a request is raised, and each test carries a gen
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -28,11 +27,9 @@ from homeassist.messages import Reply
 from homeassist.tools.manager import ACTING_TOOLS
 from tests.conftest import free_port
 from tests.llm.ollama_bridge import OllamaBridge
-from tests.llm.real_model import LlamaServer
+from tests.llm.real_model import CALL_TEXT, LlamaServer
 
 MODEL = "qwen2.5-coder:0.5b"
-#: What must never be read aloud (as ``scripts/bench/llm_real.py`` counts it).
-CALL_TEXT = re.compile(r"[{}]|\"\w+\"\s*:|\b[a-z]+_[a-z_]+\b|\*\*|`|^\s*(?:#|[-*] )", re.MULTILINE)
 #: A busy 2-core machine processes a cold ~1,000-token prompt in 7 s or far more.
 BOUND_S = "240"
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -47,6 +48,7 @@ from tests.conftest import free_port
 
 __all__ = [
     "CACHE_DIR",
+    "CALL_TEXT",
     "MODEL_0_5B",
     "MODEL_1_5B",
     "LlamaServer",
@@ -73,6 +75,10 @@ LOG_TAIL_LINES = 40
 REQUEST_TIMEOUT_S = 30.0
 
 SETUP_HINT = "run scripts/setup-llm (scripts/setup runs it)"
+#: What a reply must never hold, whatever the model wrote (the real-model tests and bench count it): a
+#: tool call's or any JSON's braces, a quoted key, a tool name, markdown emphasis, code, a heading or a
+#: list marker.
+CALL_TEXT = re.compile(r"[{}]|\"\w+\"\s*:|\b[a-z]+_[a-z_]+\b|\*\*|`|^\s*(?:#|[-*] )", re.MULTILINE)
 
 
 def cache_dir(env: Mapping[str, str] | None = None) -> Path:
