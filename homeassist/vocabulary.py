@@ -61,10 +61,65 @@ TYPE_WORD: dict[str, str] = {
 #: Words that describe a device of a type without being its noun ("the door" for the lock): they help
 #: pick one device, never make a group.
 TYPE_HINTS: dict[str, frozenset[str]] = {
-    "cover": frozenset({"window"}),
-    "climate": frozenset({"heat", "temperature", "climate"}),
+    "climate": frozenset({"heat", "temperature", "temp", "climate"}),
     "lock": frozenset({"door"}),
-    "sensor": frozenset({"temperature", "humidity", "motion"}),
+    "sensor": frozenset({"temperature", "temp", "humidity", "motion"}),
+}
+#: Things a home may lack that are no device type of their own. A device whose name uses the word is
+#: one ("the garage door"); with none, "open all the windows" is answered that there are none, never
+#: taken as the home's blinds (a word that describes a kind of device never makes a group).
+THING_WORDS = frozenset(
+    {
+        "window", "door", "gate", "tv", "television", "speaker", "radio", "vacuum", "oven",
+        "stove", "fridge", "freezer", "dishwasher", "washer", "dryer", "kettle", "fireplace", "camera",
+        "alarm", "sprinkler", "valve", "pump", "humidifier", "dehumidifier", "purifier", "ac",
+        "conditioner", "aircon", "boiler", "printer", "computer", "projector",
+    }
+)  # fmt: skip
+#: Words that describe a device rather than name it: where it is ("front", "ceiling", "bedside") or
+#: what kind it is ("spot", "strip", "reading"). One the home's names do not use does not block a
+#: match when exactly one device fits the other words; when several do, the person is asked which.
+DESCRIPTIVE_WORDS = frozenset(
+    {
+        "front", "rear", "main", "ceiling", "overhead", "wall", "desk", "bedside", "nightstand",
+        "table", "standing", "hanging", "corner", "top", "bottom", "upper", "left", "right", "middle",
+        "centre", "center", "first", "second", "third", "big", "small", "large", "tall", "spot",
+        "spotlight", "downlight", "strip", "led", "reading", "pendant", "accent", "mood", "night",
+        "chandelier", "sconce", "recessed", "puck", "tube", "globe", "string", "fairy", "area", "zone",
+        "normal", "regular", "usual", "old", "new", "back", "machine", "appliance", "unit", "pot",
+    }
+)  # fmt: skip
+#: Words that describe the opposite of each other: a device whose name says one is never what the other
+#: describes ("the back door" is not the Front Door).
+_OPPOSITE_PAIRS = (
+    ("front", "back"), ("front", "rear"), ("left", "right"), ("top", "bottom"), ("upper", "lower"),
+    ("upstairs", "downstairs"), ("first", "second"), ("first", "third"), ("second", "third"),
+    ("big", "small"), ("large", "small"), ("ceiling", "floor"), ("ceiling", "desk"), ("ceiling", "table"),
+    ("inside", "outside"), ("indoor", "outdoor"), ("main", "guest"), ("old", "new"),
+)  # fmt: skip
+OPPOSITE_WORDS: dict[str, frozenset[str]] = {
+    word: frozenset(b if a == word else a for a, b in _OPPOSITE_PAIRS if word in (a, b))
+    for pair in _OPPOSITE_PAIRS
+    for word in pair
+}
+#: Other words for a word of a name: said where the home uses the other ("the lamp by the sofa" for the
+#: Couch Lamp, "the overhead light" for a ceiling light).
+NAME_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "sofa": ("couch",),
+    "couch": ("sofa",),
+    "settee": ("couch", "sofa"),
+    "overhead": ("ceiling",),
+    "main": ("ceiling", "overhead"),
+    "nightstand": ("bedside",),
+    "bedside": ("nightstand",),
+    "telly": ("tv",),
+    "television": ("tv",),
+    "tv": ("television",),
+    "counter": ("cabinet", "counter"),
+    "cupboard": ("cabinet",),
+    "lounge": ("living",),
+    "coffeemaker": ("coffee",),
+    "teakettle": ("kettle",),
 }
 #: Words that make a request about a group: "all the lights", "every lamp".
 GROUP_WORDS = frozenset({"all", "every", "everything", "each", "whole", "entire", "both"})
@@ -122,7 +177,9 @@ COMMAND_WORDS = frozenset(
         "fully", "max", "maximum", "min", "minimum", "way", "bit", "little", "lot", "some", "much", "more",
         "less", "what", "whats", "how", "which", "any", "still", "tell", "if", "check", "status", "state",
         "current", "currently", "all", "every", "everything", "each", "whole", "entire", "both",
-        "everywhere", "house", "home", "one", "ones", "okay", "ok", "hey", "yes",
+        "everywhere", "house", "home", "one", "ones", "okay", "ok", "hey", "yes", "uh", "um", "erm", "uhm",
+        "hmm", "like", "actually", "quickly", "above", "beside", "below", "near", "next", "behind", "notch", "tad", "touch",
+        "smidge",
     }
 )  # fmt: skip
 
@@ -183,6 +240,12 @@ def words(text: str) -> list[str]:
 
 def is_plural(text: str) -> bool:
     return any(singular(w) != w for w in _WORD.findall(text.lower().replace("'", "")))
+
+
+def says_plural_noun(text: str) -> bool:
+    """Whether a type's noun is said in the plural ("the porch lights"); another plural ("kids",
+    "springs") says no group."""
+    return any(singular(w) != w and singular(w) in TYPE_NOUNS for w in _WORD.findall(text.lower()))
 
 
 def normalize_name(name: str) -> str:

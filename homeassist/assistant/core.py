@@ -221,7 +221,9 @@ class Assistant:
         """The reply's text, by the first path that applies (the module's docstring); what happened on
         the way is recorded in ``work``."""
         intent, text, timings = work.intent, work.text, work.timings
-        runnable = intent.command is not None and intent.command.tool in {t.name for t in work.tools}
+        runnable = intent.command is not None and self.tools.runs_locally(
+            intent.command.tool, intent.kind, *intent.also, acting=allow_actions
+        )
         if not allow_actions and _acts(intent):
             work.error = ("ActionsNotAllowed", "this request may not switch devices or set timers")
             _LOGGER.info("Request %s: refused, it would act and actions are not allowed", work.request_id)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from homeassist.intent.classifier import FollowUp
 from homeassist.messages import Command, ToolResult
-from homeassist.tools.manager import DEVICE_TOOLS
+from homeassist.tools.manager import DEVICE_TOOLS, LOCAL_TOOLS
 
 #: Sources whose follow-up state is kept (the least recent is dropped past this).
 MAX_SOURCES = 32
@@ -61,6 +61,6 @@ class RecentBySource:
         while len(self._recent) > MAX_SOURCES:
             self._recent.popitem(last=False)
         for action in actions:
-            if action.ok and action.tool in DEVICE_TOOLS and action.args.get("device"):
+            if action.ok and action.tool in (*DEVICE_TOOLS, *LOCAL_TOOLS) and action.args.get("device"):
                 recent.device = (time.monotonic(), Command(action.tool, dict(action.args)))
         recent.pending = (time.monotonic(), choices) if choices else None

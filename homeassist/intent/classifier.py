@@ -148,7 +148,7 @@ def _routed_intent(
         return Intent("datetime", confidence, Command("get_current_datetime", {}))
     if kind == "device":
         intent = device_intent(digits, said, index, confidence)
-        if when is not None and intent.choices:
+        if when is not None and (when.duration or when.at or when.other_day) and intent.choices:
             # An answer would run the command now: a request with a delay is the model's to ask.
             return Intent("device", confidence)
         return intent

@@ -46,6 +46,7 @@ from homeassist.zwave.home import Device, Home
 #: Tools whose ``device`` argument acts on the home (or will, for a delayed action).
 ACTS_ON_DEVICE = frozenset(
     {"turn_on", "turn_off", "set_level", "set_temperature", "set_lock", "schedule_device_action"}
+    | {"toggle", "change_level", "change_temperature"}
 )
 #: The device types each acting tool can act on (a call on another type is the tool's own error).
 TOOL_TYPES: dict[str, frozenset[str]] = {
@@ -54,6 +55,9 @@ TOOL_TYPES: dict[str, frozenset[str]] = {
     "set_level": frozenset({"light", "cover", "fan"}),
     "set_temperature": frozenset({"climate"}),
     "set_lock": frozenset({"lock"}),
+    "toggle": frozenset({"light", "switch", "cover", "fan"}),
+    "change_level": frozenset({"light", "cover", "fan"}),
+    "change_temperature": frozenset({"climate"}),
     "schedule_device_action": frozenset({"light", "switch", "cover", "fan"}),
 }
 #: Words that ask for a timer, alarm or reminder to go: without one, cancelling is asked back.

@@ -27,15 +27,21 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from homeassist.intent.home import HomeIndex, IndexedDevice, normalize_name
 from homeassist.intent.numbers import words_to_digits
 from homeassist.messages import Command, Intent
 from homeassist.vocabulary import (
     COMMAND_WORDS,
+    DESCRIPTIVE_WORDS,
     GROUP_WORDS,
+    NAME_SYNONYMS,
+    OPPOSITE_WORDS,
+    THING_WORDS,
     TYPE_HINTS,
     TYPE_NOUNS,
+    TYPE_WORD,
     VAGUE_WORDS,
     group_members,
     join_or,
@@ -65,7 +71,6 @@ _STATE_QUESTION = re.compile(
 )
 _NEGATED = re.compile(r"\b(don'?t|do not|never|not)\b")
 _PERCENT = re.compile(r"\b(\d{1,3})\s*(%|percent|per cent)")
-_DEGREES = re.compile(r"\b(\d{1,3}(?:\.\d)?)\s*(?:°|degrees?)?(?: (?:celsius|fahrenheit|c|f))?$")
 _GROUP = re.compile(r"\b(" + "|".join(sorted(GROUP_WORDS)) + r")\b")
 _TYPE_NOUN = re.compile(r"\b(" + "|".join(sorted(TYPE_NOUNS, key=len, reverse=True)) + r")(e?s)?\b")
 _RAW_WORD = re.compile(r"[a-z0-9]+")
@@ -132,7 +137,7 @@ def _contains(text: str, phrase: str) -> bool:
 
 
 def parse(norm: str, index: HomeIndex) -> Said:
-    text = normalize_name(norm)
+    text = _with_synonyms(normalize_name(norm), index)
     # Each device's longest name that the text contains (names are sorted longest first); a name
     # inside a longer one that also matched ("lamp" within "living room lamp") does not count.
     said: dict[str, tuple[IndexedDevice, str]] = {}
@@ -159,10 +164,21 @@ def parse(norm: str, index: HomeIndex) -> Said:
     covered.update(m.group(1) for m in nouns)
     raw = _RAW_WORD.findall(words_to_digits(text).replace("'", ""))  # "thirty" is a number, not a name
     spoken = [singular(w) for w in raw]
-    content = tuple(w for w in spoken if w not in COMMAND_WORDS and not any(c.isdigit() for c in w))
-    plural = any(m.group(2) for m in nouns) or bool(_GROUP.search(norm))
-    plural = plural or any(singular(w) != w and singular(w) in content for w in raw)
+    content = tuple(
+        w
+        for i, w in enumerate(spoken)
+        if (w not in COMMAND_WORDS or _names_a_place(spoken, i)) and not any(c.isdigit() for c in w)
+    )
     rest = tuple(w for w in content if w not in covered and w not in GROUP_WORDS)
+    # A plural said as part of a name or room ("the under cabinet lights", "kids room 1") asks for no
+    # group; one added to it ("the kitchen lights" for the Kitchen Light) or said apart does.
+    unnamed = text
+    for phrase in (*names, *phrases):
+        unnamed = re.sub(rf"\b{re.escape(phrase)}\b", " ", unnamed)
+    plural = bool(_GROUP.search(norm)) or any(
+        m.group(2) for m in _TYPE_NOUN.finditer(_SWITCH_VERB.sub("", unnamed))
+    )
+    plural = plural or any(singular(w) != w and singular(w) in rest for w in _RAW_WORD.findall(unnamed))
     return Said(
         named=named,
         areas=tuple(areas),
@@ -175,14 +191,159 @@ def parse(norm: str, index: HomeIndex) -> Said:
     )
 
 
+def _with_synonyms(text: str, index: HomeIndex) -> str:
+    """The words the home does not use replaced by another word for them that it does ("the lamp by
+    the sofa" in a home with a Couch Lamp)."""
+    out = []
+    for word in text.split():
+        if singular(word) not in index.words:
+            word = next((w for w in NAME_SYNONYMS.get(singular(word), ()) if w in index.words), word)
+        out.append(word)
+    return " ".join(out)
+
+
+def _names_a_place(spoken: list[str], at: int) -> bool:
+    """ "back" before a word that is no command word describes where ("the back door"), unlike "turn it
+    back on"."""
+    return spoken[at] == "back" and at + 1 < len(spoken) and spoken[at + 1] not in COMMAND_WORDS
+
+
 def resolve(said: Said, index: HomeIndex) -> Target | Ask | str | None:
-    """What the words name: one target, devices to ask between, a sentence to say instead (a room
-    the home lacks), or None (the model decides)."""
+    """What the words name: one target, devices to ask between, a sentence to say instead (a room or
+    a kind of device the home lacks), or None (the model decides)."""
     if said.here and said.room is None:
         return None  # "the lights in here" with no room known: never all of them
+    if said.unknown and index.areas and (room := missing_room(said.spoken, index.words | _KNOWN_WORDS)):
+        return no_such_room(room, index.areas)
+    if (none := _missing_kind(said, index)) is not None:
+        return none
+    described = tuple(w for w in said.rest if _describes_only(w, said))
+    if not described:
+        return _resolve(said, index)
+    if not set(described) & set(said.unknown):
+        # Words the home uses for other devices ("ceiling" in a home with a Kitchen Ceiling Light):
+        # they name first, and only describe where they name nothing.
+        found = _resolve(said, index)
+        if found is not None:
+            return found
+    return _described(said, described, index)
+
+
+def _describes_only(word: str, said: Said) -> bool:
+    """A word that describes a device rather than names one ("front", "spot"); "area" or "zone" only
+    after a room ("the kitchen area")."""
+    if word in ("area", "zone"):
+        return bool(said.areas)
+    if word in THING_WORDS:
+        return bool(said.nouns)  # "the window blinds", "the oven light"
+    return word in DESCRIPTIVE_WORDS
+
+
+def _described(said: Said, described: tuple[str, ...], index: HomeIndex) -> Target | Ask | str | None:
+    """What the words name without those that only describe: the one device that fits the rest, or the
+    devices to ask between (also for a group, "the kitchen spot lights", where more than one fits: the
+    words said which, not all). Something must still be named: a device, a room or a type ("the front
+    one" is the model's); the request's room does not stand in for the place the words describe."""
+    kept = tuple(w for w in said.rest if w not in described)
+    if not (said.named or said.areas or said.nouns or kept):
+        return None
+    plain = replace(
+        said,
+        rest=kept,
+        unknown=tuple(w for w in said.unknown if w not in described),
+        content=tuple(w for w in said.content if w not in described),
+        room=None,
+        here=False,
+    )
+    found = _resolve(plain, index)
+    if isinstance(found, Ask):
+        fits = tuple(t for t in found.targets if not _contradicts(described, t.device, index))
+        return (Ask(fits, found.exact) if len(fits) > 1 else fits[0] if fits and found.exact else None)
+    if not isinstance(found, Target):
+        return found
+    if not found.group:
+        return None if _contradicts(described, found.device, index) else found
+    members = [
+        d for d in index.devices if _in_group(d, found) and not _contradicts(described, d.name, index)
+    ]
+    if len(members) == 1:
+        return Target(members[0].name, frozenset({members[0].type}))
+    if 1 < len(members) <= MAX_CHOICES:
+        return Ask(tuple(Target(d.name, frozenset({d.type})) for d in members), exact=True)
+    return None
+
+
+def _contradicts(described: tuple[str, ...], device: str, index: HomeIndex) -> bool:
+    """Whether a device's name says the opposite of a describing word ("back" for the Front Door)."""
+    found = index.device(device)
+    return found is not None and any(OPPOSITE_WORDS.get(w, frozenset()) & found.words for w in described)
+
+
+def _in_group(device: IndexedDevice, group: Target) -> bool:
+    """Whether a device is one of a group target's ("Kitchen lights", "all lamps")."""
+    if device.type not in group.types:
+        return False
+    head, _, noun = group.device.rpartition(" ")
+    noun = singular(noun.lower())
+    if head != "all" and device.area != head:
+        return False
+    return TYPE_WORD.get(device.type) == noun or noun in device.words or not any(
+        noun in d.words for d in group_members(noun, [device], lambda d: d.words, lambda d: d.type)
+    )
+
+
+def _missing_kind(said: Said, index: HomeIndex) -> str | None:
+    """The answer to a request for a kind of thing the home has none of ("turn on every fan", "open all
+    the windows"), naming what it has instead; None when it has the kind or names a device."""
+    if said.named:
+        return None
+    for noun in said.nouns:
+        kind = TYPE_NOUNS[noun]
+        if noun not in index.words and not any(d.type == kind for d in index.devices):
+            return there_is_none(noun, said.plural, _KIND_OF.get(noun, kind), index)
+    for word in said.unknown:
+        if word in THING_WORDS and not said.nouns:
+            return there_is_none(word, said.plural, _KIND_OF.get(word), index)
+    if len(said.areas) == 1 and len(said.nouns) == 1 and not said.rest:
+        # "the hallway light" where the hallway has none: not another room's.
+        area, noun = said.areas[0], said.nouns[0]
+        there = [d for d in index.devices if d.area == area]
+        if there and not group_members(noun, there, lambda d: d.words, lambda d: d.type):
+            names = join_or([d.name for d in there], "and")
+            none = f"There are no {plural(noun)}" if said.plural else f"There is no {noun}"
+            return f"{none} in the {area.lower()}. There {'is' if len(there) == 1 else 'are'} the {names}."
+    return None
+
+
+#: The type of device a thing word comes closest to: named in the answer that the home has no such thing.
+_KIND_OF = {"window": "cover", "gate": "cover", "door": "lock", "heater": "climate", "ac": "climate"}
+_KIND_NAMES = {
+    "light": "lights",
+    "switch": "switches",
+    "cover": "blinds or covers",
+    "climate": "thermostats",
+    "lock": "locks",
+    "fan": "fans",
+    "sensor": "sensors",
+    "valve": "valves",
+}
+
+
+def there_is_none(word: str, group: bool, kind: str | None, index: HomeIndex) -> str:
+    """ "There are no windows here. The blinds or covers are the Bedroom Blinds." (naming the devices
+    of the kind it comes closest to, when there are few), else the kinds of device the home has."""
+    none = f"There are no {plural(word)} here." if group else f"There is no {word} here."
+    close = [d.name for d in index.devices if d.type == kind]
+    if close and len(close) <= MAX_CHOICES:
+        return f"{none} The {_KIND_NAMES.get(kind or '', 'devices')} {'is' if len(close) == 1 else 'are'} the {join_or(close, 'and')}."
+    kinds = sorted({d.type for d in index.devices if d.type in _KIND_NAMES})
+    if not kinds:
+        return none
+    return f"{none} There are {join_or([_KIND_NAMES[k] for k in kinds], 'and')}."
+
+
+def _resolve(said: Said, index: HomeIndex) -> Target | Ask | str | None:
     if said.unknown:
-        if index.areas and (room := missing_room(said.spoken, index.words | _KNOWN_WORDS)):
-            return no_such_room(room, index.areas)
         return None if said.named else _closest(said, index)
     if VAGUE_WORDS & set(said.rest):
         return None  # "the lights in this room": a room, but not which
@@ -207,10 +368,17 @@ def resolve(said: Said, index: HomeIndex) -> Target | Ask | str | None:
     if said.rest:
         # The words of one device's name: "the coffee", "the bathroom shower", "the door".
         fits = [d for d in pool if (not types or d.type in types) and d.describes(set(said.rest))]
+        if len(fits) == 1 and said.plural and set(said.rest) - fits[0].words - fits[0].area_words:
+            return None  # a word that only hints at a type never makes a group: "lock all the doors"
         if len(fits) == 1:
             return Target(fits[0].name, frozenset({fits[0].type}))
-        if said.plural or not fits:
+        if said.plural:
+            return _named_group(said, area, fits)
+        if not fits:
             return None
+        here = [d for d in fits if d.area == said.room]
+        if len(here) == 1:
+            return Target(here[0].name, frozenset({here[0].type}))  # "the ceiling light", said in the kitchen
         return Ask(tuple(Target(d.name, frozenset({d.type})) for d in fits), exact=True)
     if said.nouns:
         if len(types) > 1:
@@ -227,6 +395,16 @@ def resolve(said: Said, index: HomeIndex) -> Target | Ask | str | None:
     if area is not None and any(d.type == "light" for d in pool):
         return Target(area, frozenset({"light"}), group=True)  # an area alone: its lights
     return None
+
+
+def _named_group(said: Said, area: str | None, fits: list[IndexedDevice]) -> Target | None:
+    """ "lock all the doors" where every device whose name says "door" is a lock: those devices (the
+    words the group is named by are words of each name, never a hint at a type)."""
+    kinds = {d.type for d in fits}
+    if len(kinds) != 1 or not fits or any(not set(said.rest) <= d.words for d in fits):
+        return None
+    phrase = " ".join((*said.rest[:-1], plural(said.rest[-1])))
+    return Target(f"{area} {phrase}" if area else f"all {phrase}", frozenset(kinds), group=True)
 
 
 def _in_room(said: Said, room: str, index: HomeIndex) -> Target | Ask | str | None:
@@ -350,6 +528,33 @@ def thermometer(said: Said, index: HomeIndex) -> Target | None:
     return _reader([d for d in index.devices if not said.areas or d.area == said.areas[0]])
 
 
+#: A thermostat's work said without naming one: the heat, a temperature, warmer, "to 70 degrees".
+_HEAT = re.compile(
+    r"\b(?:heat|heating|thermostat|temperature|temp|warmer|cooler|colder|hotter)\b"
+    r"|\d\s*(?:°|degrees?\b|celsius\b|fahrenheit\b|c\b|f\b)|\b(?:heat|cool|warm)\b.*\bto \d"
+)
+
+
+def _thermostat(said: Said, index: HomeIndex) -> Target | Ask | None:
+    """The thermostat a request naming none means: the one in the area named, else in the request's
+    room, else the home's one; the home's two or three to ask between; else None."""
+    if len(said.areas) > 1:
+        return None
+    for place in (said.areas[0] if said.areas else None, said.room):
+        if place is not None:
+            there = [d for d in index.devices if d.area == place and d.type == "climate"]
+            if len(there) == 1:
+                return Target(there[0].name, frozenset({"climate"}))
+            if said.areas:
+                return None  # "heat the office": not another room's
+    every = [d for d in index.devices if d.type == "climate"]
+    if len(every) == 1:
+        return Target(every[0].name, frozenset({"climate"}))
+    if 1 < len(every) <= MAX_CHOICES:
+        return Ask(tuple(Target(d.name, frozenset({"climate"})) for d in every), exact=False)
+    return None
+
+
 def _reader(pool: list[IndexedDevice]) -> Target | None:
     for kind in ("sensor", "climate"):
         found = [d for d in pool if d.type == kind]
@@ -367,6 +572,8 @@ def device_intent(digits: str, said: Said, index: HomeIndex, confidence: float) 
         command = Command("get_device_state", {"device": reader.device}) if reader else None
         return Intent("device", confidence, command)
     found = resolve(said, index)
+    if found is None and _HEAT.search(digits) and not said.named and not set(said.rest) - _HINT_WORDS:
+        found = _thermostat(said, index)  # "set the heat to 21", "cool it down to 68"
     if isinstance(found, str):
         return Intent("device", confidence, question=found)
     if isinstance(found, Target):
@@ -413,9 +620,17 @@ def device_command(text: str, target: Target) -> Command | None:
         if _LOCK.search(text):
             return Command("set_lock", {**device, "locked": True})
         return None
+    if target.types == {"climate"}:
+        return None if target.group else _thermostat_command(text, device)
+    if "lock" in target.types or "climate" in target.types:
+        return None  # never switched as part of something else
+    if _TOGGLE.search(text) and not re.search(r"\b(on|off|open|close|shut)\b", text):
+        return Command("toggle", device)
     opening = re.search(r"\b(open|raise|up)\b", text)
     closing = re.search(r"\b(close|shut|lower|down)\b", text)
     if target.types and target.types <= {"cover", "valve"}:
+        if (level := _level(text)) is not None and "valve" not in target.types:
+            return Command("set_level", {**device, "percent": level})
         if re.search(r"\b(half|partly|partially|quarter|bit|little|slightly)\b", text):
             return None  # a position the words do not give
         if opening and not closing:
@@ -424,23 +639,140 @@ def device_command(text: str, target: Target) -> Command | None:
             return Command("turn_off", device)
     elif re.search(r"\b(open|close|shut)\b(?! off)", text):
         return None  # "close the valve on the terrace": the "on" is no action
-    percent = _PERCENT.search(text)
-    if target.types == {"climate"} and not target.group and not percent:
-        if re.search(r"\b(set|make|change|adjust|put|turn|heat)\b", text) and (
-            degrees := _DEGREES.search(text)
-        ):
-            return Command("set_temperature", {**device, "degrees": float(degrees.group(1))})
-        return None
-    if percent and int(percent.group(1)) <= 100 and target.types <= {"light", "cover"}:
-        return Command("set_level", {**device, "percent": int(percent.group(1))})
-    if percent:
-        return None
-    if "lock" in target.types or "climate" in target.types:
-        return None  # never switched as part of something else
-    on = re.search(r"\bon\b", text)
-    off = re.search(r"\boff\b", text)
+    if target.types <= {"light"} and (step := _light_step(text)) is not None:
+        return Command("change_level", {**device, "by": step})
+    level = _level(text) or (_level_to(text) if target.types <= {"light", "cover"} else None)
+    if level is not None:
+        return Command("set_level", {**device, "percent": level}) if target.types <= {"light", "cover"} else None
+    if _PERCENT.search(text):
+        return None  # more than 100 %
+    text = _NOT_PARTICLE.sub(r"\1", text)
+    on = re.search(r"\bon\b|\b(?:power|fire) up\b", text)
+    off = re.search(r"\boff\b|\b(?:kill|cut|extinguish|douse)\b|\blights? out\b|\bpower down\b", text)
     if on and not off:
         return Command("turn_on", device)
     if off and not on:
         return Command("turn_off", device)
+    return None
+
+
+_TOGGLE = re.compile(r"\b(?:toggle|flip)\b")
+#: A brightness or opening as a number: "to 40", "40 brightness", "brightness 40", "level of 40".
+_LEVEL_NUMBER = re.compile(
+    r"\b(?:brightness|level|dim|dimmed|brighten|set|put|turn|make|change|adjust)\b.*?\b(?:to|at)\s+(\d{1,3})$"
+    r"|\b(?:to|at)\s+(\d{1,3})\s+(?:brightness|level|bright)\b"
+    r"|\b(?:brightness|level)\s+(?:of\s+|at\s+|to\s+)?(\d{1,3})\b(?!\s*(?:minutes?|seconds?|hours?))"
+    r"|\b(\d{1,3})\s+(?:brightness|level)\b"
+)
+_FULL = re.compile(
+    r"\b(?:full|max|maximum|highest)(?: brightness| bright| power| level)?\b|\bbrightest\b"
+    r"|\ball the way up\b|\bfully (?:on|open|bright)\b"
+)
+_HALF = re.compile(r"\bhalf(?:way)?\b")
+_LOWEST = re.compile(
+    r"\b(?:lowest|minimum|min)(?: brightness| level| setting)?\b|\bdimmest\b|\ball the way down\b"
+)
+#: How much brighter or dimmer a light is made when no number is said, in percent; "a bit" less.
+STEP_PERCENT = 20
+SMALL_STEP_PERCENT = 10
+_BRIGHTER = re.compile(
+    r"\b(?:brighter|brighten|lighter|increase|raise|boost|up)\b|\bmore light\b"
+)
+_DIMMER = re.compile(
+    r"\b(?:dim|dimmer|darker|decrease|reduce|lower|soften|down)\b|\bless light\b"
+)
+_A_BIT = re.compile(r"\b(?:a (?:bit|little|tad|touch|notch)|slightly|a little bit)\b")
+
+
+def _level(text: str) -> int | None:
+    """The level (0-100 %) the words set, or None: a percent, a number with a level word, full,
+    half or lowest."""
+    if percent := _PERCENT.search(text):
+        value = int(percent.group(1))
+        return value if value <= 100 else None
+    if number := _LEVEL_NUMBER.search(text):
+        value = int(next(g for g in number.groups() if g is not None))
+        return value if value <= 100 else None
+    if _FULL.search(text):
+        return 100
+    if _HALF.search(text):
+        return 50
+    if _LOWEST.search(text):
+        return 1
+    return None
+
+
+def _level_to(text: str) -> int | None:
+    """A bare "to 40" ending the request ("the lamp to forty"): a level, for a light or a cover."""
+    found = re.search(r"\bto (\d{1,3})$", text)
+    return int(found.group(1)) if found and int(found.group(1)) <= 100 else None
+
+
+#: "on" that says where, not what: "turn the brightness down on the lamp", "the lamp on the right".
+_NOT_PARTICLE = re.compile(r"\b(up|down|brightness|lamp|light|plug|fan)\s+on (?=the|my|a|this|that)\b")
+
+
+def _light_step(text: str) -> int | None:
+    """How much brighter (positive) or dimmer (negative) the words make a light: by the percent said
+    ("dim it by 30 percent"), else a step (a small one for "a bit"); None for no change of level."""
+    up, down = _BRIGHTER.search(text), _DIMMER.search(text)
+    if bool(up) == bool(down) or re.search(r"\b(?:on|off)\b", _NOT_PARTICLE.sub(r"\1", text)):
+        return None
+    if by := re.search(r"\bby (\d{1,3}) ?(?:%|percent\b)", text):
+        step = int(by.group(1))
+    elif _level(text) is not None or _level_to(text) is not None or re.search(r"\bto \d", text):
+        return None  # a level, not a step ("dim it to half")
+    else:
+        step = SMALL_STEP_PERCENT if _A_BIT.search(text) else STEP_PERCENT
+    return step if up else -step
+
+
+#: A temperature to set: the number, and the unit when one is said.
+_SETPOINT = re.compile(
+    r"(?:\b(?:to|at|for)\s+|^|\s)(\d{1,3}(?:\.\d)?)\s*(?:°|degrees?\b)?\s*"
+    r"(celsius|centigrade|fahrenheit|c|f)?\b(?!\s*(?:%|percent|minutes?|seconds?|hours?|am|pm))"
+)
+_SETPOINT_SAID = re.compile(
+    r"\b(?:set|make|change|adjust|put|turn|heat|cool|warm|keep|bring|raise|lower|thermostat|heating|heat|"
+    r"temperature|temp)\b|\d\s*(?:°|degrees?\b|celsius\b|fahrenheit\b)"
+)
+_WARMER = re.compile(
+    r"\b(?:warmer|hotter|warm (?:it |things )?up|heat (?:it |things )?up|increase|raise|boost)\b"
+    r"|\b(?:turn|bump|crank|put|dial|bring)\b.*\bup\b|\bup\b"
+)
+_COOLER = re.compile(
+    r"\b(?:cooler|colder|cool (?:it |things )?down|decrease|reduce|lower)\b"
+    r"|\b(?:turn|bump|put|dial|bring)\b.*\bdown\b|\bdown\b"
+)
+#: How many degrees warmer or cooler a thermostat is set when no number is said.
+STEP_DEGREES = 1.0
+
+
+#: A change by a number of degrees: "down two degrees", "up by 2", "warmer by a degree".
+_BY_DEGREES = re.compile(r"\bby (\d{1,2}(?:\.\d)?)\b|\b(?:up|down) (\d{1,2}(?:\.\d)?) ?(?:°|degrees?\b)")
+
+
+def _thermostat_command(text: str, device: dict[str, Any]) -> Command | None:
+    """A setpoint (with the unit said, if any), or warmer or cooler: by the degrees said, else a step."""
+    if _PERCENT.search(text):
+        return None
+    text = re.sub(r"\b(\d{1,2}) and a half\b", r"\1.5", text)
+    warmer, cooler = _WARMER.search(text), _COOLER.search(text)
+    if (by := _BY_DEGREES.search(text)) and not re.search(r"\bto \d", text):
+        if bool(warmer) == bool(cooler):
+            return None
+        step = float(by.group(1) or by.group(2))
+        return Command("change_temperature", {**device, "by": step if warmer else -step})
+    found = [m for m in _SETPOINT.finditer(text) if m.group(1)]
+    if len(found) == 1 and _SETPOINT_SAID.search(text):
+        number, unit = found[0].group(1), found[0].group(2)
+        args: dict[str, Any] = {**device, "degrees": float(number)}
+        if unit:
+            args["unit"] = "F" if unit.startswith("f") else "C"
+        return Command("set_temperature", args)
+    if found:
+        return None
+    if bool(warmer) != bool(cooler):
+        step = STEP_DEGREES
+        return Command("change_temperature", {**device, "by": step if warmer else -step})
     return None

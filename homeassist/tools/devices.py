@@ -10,6 +10,7 @@ ambiguous names, refused unlocks, no connection) raise errors whose message the 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Literal
 
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
@@ -35,6 +36,11 @@ class _Level(_Device):
 
 class _Temperature(_Device):
     degrees: float = Field(description="The target temperature.")
+    unit: Literal["C", "F"] | None = Field(None, description="Only if the person said one.")
+
+
+class _Step(_Device):
+    by: float = Field(description="How much: more when positive, less when negative.")
 
 
 class _Lock(_Device):
@@ -57,8 +63,17 @@ def make_device_tools(control: HomeControl) -> list[BaseTool]:
     async def set_level(device: str, percent: int) -> str:
         return await control.set_level(device, percent)
 
-    async def set_temperature(device: str, degrees: float) -> str:
-        return await control.set_temperature(device, degrees)
+    async def set_temperature(device: str, degrees: float, unit: Literal["C", "F"] | None = None) -> str:
+        return await control.set_temperature(device, degrees, unit)
+
+    async def toggle(device: str) -> str:
+        return await control.toggle(device)
+
+    async def change_level(device: str, by: float) -> str:
+        return await control.change_level(device, by)
+
+    async def change_temperature(device: str, by: float) -> str:
+        return await control.change_temperature(device, by)
 
     async def set_lock(device: str, locked: bool) -> str:
         return await control.set_lock(device, locked)
@@ -72,6 +87,10 @@ def make_device_tools(control: HomeControl) -> list[BaseTool]:
         (set_level, "Set a dimmer's brightness or blinds' opening, in percent.", _Level),
         (set_temperature, f"Set a thermostat's target temperature in degrees {unit}.", _Temperature),
         (set_lock, "Lock or unlock a door lock.", _Lock),
+        # The local path's own (``manager.LOCAL_TOOLS``): no model is shown them.
+        (toggle, "Switch a device to the state it is not in.", _Device),
+        (change_level, "Make a light brighter or dimmer, or blinds more open or closed, in percent.", _Step),
+        (change_temperature, f"Set a thermostat warmer or cooler, in degrees {unit}.", _Step),
     ]
     return [
         StructuredTool.from_function(

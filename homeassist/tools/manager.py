@@ -25,6 +25,10 @@ DEVICE_TOOLS: tuple[str, ...] = (
     "set_temperature",
     "set_lock",
 )
+#: Device tools only the local path runs, for what it reads exactly ("toggle the porch light", "dim the
+#: lamp a bit", "turn the heat up"): in no tier, so no model is shown them (each tool shown costs every
+#: device request its description).
+LOCAL_TOOLS: tuple[str, ...] = ("toggle", "change_level", "change_temperature")
 SCHEDULER_TOOLS: tuple[str, ...] = (
     "set_timer",
     "set_alarm",
@@ -42,6 +46,7 @@ ACTING_TOOLS: frozenset[str] = frozenset(
         "set_level",
         "set_temperature",
         "set_lock",
+        *LOCAL_TOOLS,
         "set_timer",
         "set_alarm",
         "set_reminder",
@@ -49,7 +54,7 @@ ACTING_TOOLS: frozenset[str] = frozenset(
         "cancel_timer",
     }
 )
-assert set(DEVICE_TOOLS + SCHEDULER_TOOLS) >= ACTING_TOOLS
+assert set(DEVICE_TOOLS + LOCAL_TOOLS + SCHEDULER_TOOLS) >= ACTING_TOOLS
 
 TIERS: dict[IntentKind, tuple[str, ...]] = {
     "device": DEVICE_TOOLS,
@@ -74,6 +79,14 @@ class ToolManager:
         names = dict.fromkeys(name for tier in (kind, *also) for name in TIERS[tier])
         tools = (self._executor.get(name) for name in names if acting or name not in ACTING_TOOLS)
         return [tool for tool in tools if tool is not None]
+
+    def runs_locally(self, tool: str, kind: IntentKind, *also: IntentKind, acting: bool = True) -> bool:
+        """Whether the local path may run ``tool`` for a request of ``kind`` (and ``also``): a registered
+        tool of their tiers, or of ``LOCAL_TOOLS`` for a device request; without ``acting``, none of
+        ``ACTING_TOOLS``."""
+        kinds = (kind, *also)
+        names = (*(n for k in kinds for n in TIERS[k]), *(LOCAL_TOOLS if "device" in kinds else ()))
+        return tool in names and (acting or tool not in ACTING_TOOLS) and self._executor.get(tool) is not None
 
     def describe(self) -> dict[IntentKind, dict[str, list[str]]]:
         """For each tier: the tools available now and those whose part is not running or not built."""

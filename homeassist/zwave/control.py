@@ -218,12 +218,88 @@ class HomeControl:
             said.append(self._report(covers, "open" if round(percent) >= 99 else state))
         return " ".join(said)
 
-    async def set_temperature(self, device: str, degrees: float) -> str:
+    async def toggle(self, device: str) -> str:
+        """Each device switched to the state it is not in (off if on, on if off), as Home Assistant's
+        toggle does."""
+        targets = [d for d in self.home().resolve(device) if d.type in ("light", "switch", "cover")]
+        if not targets:
+            raise ZWaveError(f"{device} can't be switched on or off.")
+        wanted = [(d, not self._is_on(d)) for d in targets]
+        outcomes = await asyncio.gather(*(self._switch(d, on) for d, on in wanted))
+        said = []
+        for on in (True, False):
+            for covers in (False, True):
+                group = [
+                    o
+                    for o, (_, now_on) in zip(outcomes, wanted, strict=True)
+                    if now_on == on and (o.device.type == "cover") == covers
+                ]
+                if group:
+                    state = ("open" if on else "closed") if covers else ("on" if on else "off")
+                    said.append(self._report(group, state))
+        return " ".join(said)
+
+    def _is_on(self, device: Device) -> bool:
+        node: Node = device.node
+        if (v := find_value(node, CC_BINARY_SWITCH, "currentValue")) is not None:
+            return bool(v.value)
+        if (v := find_value(node, CC_MULTILEVEL_SWITCH, "currentValue")) is not None:
+            return isinstance(v.value, int | float) and v.value > 0
+        return False
+
+    async def change_level(self, device: str, by: float) -> str:
+        """Each light or cover ``by`` percent brighter or more open (down when negative), from its own
+        level: a dimmed light stays on (at least 1 %), a light that only switches is switched on for
+        up and refused for down."""
+        targets = [d for d in self.home().resolve(device) if d.type in ("light", "cover")]
+        if not targets:
+            raise ZWaveError(f"{device} can't be made brighter or dimmer.")
+        sets = []
+        switched = []
+        for target in targets:
+            value = find_value(target.node, CC_MULTILEVEL_SWITCH, "targetValue")
+            if value is None:
+                if by < 0:
+                    raise ZWaveError(f"{target.name} can't be dimmed; it only switches on and off.")
+                switched.append(target)
+                continue
+            now = find_value(target.node, CC_MULTILEVEL_SWITCH, "currentValue")
+            current = to_percent(now.value if now is not None else 0)
+            floor = 1 if target.type == "light" and current > 0 else 0
+            percent = max(floor, min(100, round(current + by)))
+            level = to_zwave_level(percent)
+            sets.append((target, percent, self._set(target, value, level, "currentValue", equals(level))))
+        outcomes = await asyncio.gather(*(s for _, _, s in sets))
+        on = await asyncio.gather(*(self._switch(target, True) for target in switched))
+        said = [
+            self._report([o], _level_state(target.type, percent))
+            for o, (target, percent, _) in zip(outcomes, sets, strict=True)
+        ]
+        said += [self._report(list(on), "on")] if on else []
+        return " ".join(said)
+
+    async def change_temperature(self, device: str, by: float) -> str:
+        """Each thermostat's heating setpoint ``by`` degrees (in the home's unit) warmer, or cooler when
+        negative, from its own setpoint."""
         targets = [d for d in self.home().resolve(device) if d.type == "climate"]
         if not targets:
             raise ZWaveError(f"{device} is not a thermostat.")
-        # "75" in a Celsius home is 75 °F (a model, or a person, said it in the other unit).
-        said = setpoint_unit(degrees, self.temperature_unit)
+        said = []
+        for target in targets:
+            value = find_value(target.node, CC_THERMOSTAT_SETPOINT, "setpoint", SETPOINT_HEATING)
+            if value is None or not isinstance(value.value, int | float):
+                raise ZWaveError(f"{target.name} has no heating setpoint.")
+            now = convert_temperature(value.value, value_unit(value), self.temperature_unit)
+            said.append(await self.set_temperature(target.name, round((now + by) * 2) / 2, self.temperature_unit))
+        return " ".join(said)
+
+    async def set_temperature(self, device: str, degrees: float, unit: str | None = None) -> str:
+        """``unit``: "C" or "F" as the person said it; without one, the home's unit, unless the number
+        is no room temperature in it and is one in the other ("75" in a Celsius home is 75 °F)."""
+        targets = [d for d in self.home().resolve(device) if d.type == "climate"]
+        if not targets:
+            raise ZWaveError(f"{device} is not a thermostat.")
+        said = unit if unit in ("C", "F") else setpoint_unit(degrees, self.temperature_unit)
         sets = []
         for target in targets:
             value = find_value(target.node, CC_THERMOSTAT_SETPOINT, "setpoint", SETPOINT_HEATING)
@@ -391,6 +467,13 @@ class HomeControl:
         for outcome in pending:
             sentences.append(f"Sent {outcome.device.name} {state}, but not confirmed: {outcome.how}.")
         return " ".join(sentences)
+
+
+def _level_state(kind: str, percent: int) -> str:
+    """How a level reads: a cover's opening, a light's brightness."""
+    if kind == "cover":
+        return "closed" if percent == 0 else "open" if percent >= 99 else f"{percent}% open"
+    return f"at {percent}%" if percent else "off"
 
 
 def _join(names: Sequence[str]) -> str:

@@ -31,6 +31,7 @@ from homeassist.vocabulary import (
     missing_room,
     no_such_room,
     normalize_name,
+    says_plural_noun,
     room_names,
     similarity,
     singular,
@@ -180,8 +181,13 @@ class Home:
 
         Every word counts: a word the home does not know is never dropped. An area alone means its
         lights; a plural type noun its devices of that type ("all the lights" are lights only)."""
+        named = normalize_name(query)
+        whole = [d for d in self.devices if named in (normalize_name(n) for n in (d.name, *d.aliases))]
+        if len(whole) == 1:
+            return whole  # the name as it is written: "Under Cabinet Lights", "Kids Room 1 Light"
         said = [w for w in words(query) if w not in _FILLER]
-        wants_group = bool(set(said) & GROUP_WORDS) or is_plural(query)
+        # A plural type noun asks for a group ("the porch lights"); another plural ("kids") does not.
+        wants_group = bool(set(said) & GROUP_WORDS) or says_plural_noun(query)
         said = [w for w in said if w not in GROUP_WORDS and w not in _WHOLE_HOME]
         if not said:
             if wants_group:

@@ -39,11 +39,21 @@ Figures, per scored target row:
   precision: target >= 0.95); ``coverage`` = right device and action / labelled rows (how much the
   local path does right without the model); ``device_coverage`` = right device / rows. Target for
   ``over_broad``: 0.
+
+Run as a program (``scripts/bench/local_commands``), it prints these figures for the dev rows and the
+same judged on our own sentences (``own_commands.py``: descriptive words, units, brightness, toggle,
+group words, things the home lacks), each beside Home Assistant's matcher (hassil) on the same rows.
+Run: ``scripts/bench/local_commands [--data PATH] [--errors N] [--json PATH]``; ``--errors`` prints
+mis-handled rows of dev and of the own ``tune`` set, never of ``report``.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import re
+import sys
+from pathlib import Path
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -433,3 +443,53 @@ def misacted(figures: dict[str, Any], limit: int) -> str:
         parts.append(f"acted, action unknown to the reference: {len(unlabelled)} rows, first {len(shown)}")
         parts.extend(_line(rec) for rec in shown)
     return "\n".join(parts) if parts else "no mis-acted rows"
+
+
+# --- the program --------------------------------------------------------------------------------------
+
+DEFAULT_DATA = Path(__file__).resolve().parents[3] / "shared" / "eval" / "dev.jsonl"
+
+
+def main(argv: list[str] | None = None) -> int:
+    import own_commands
+
+    from homeassist.intent.classifier import IntentClassifier
+
+    parser = argparse.ArgumentParser(prog="scripts/bench/local_commands", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, metavar="PATH", help="dev rows (JSONL)")
+    parser.add_argument("--errors", type=int, default=0, metavar="N", help="print up to N mis-handled rows")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="also write the figures as JSON")
+    args = parser.parse_args(argv)
+    ours = IntentClassifier()
+    peer = own_commands.HassilCommands()
+    matchers = {
+        "homeassist": lambda text, home, room=None: ours.classify(text, home, room=room),
+        "hassil": peer,
+    }
+    result: dict[str, Any] = {}
+    if args.data.is_file():
+        with args.data.open(encoding="utf-8") as lines:
+            rows = [json.loads(line) for line in lines if line.strip()]
+        dev = {name: local_command_figures(rows, m) for name, m in matchers.items()}
+        for name, found in dev.items():
+            print(f"dev rows with a target: {name}\n{local_command_table(found)}\n")
+        if args.errors:
+            print(f"dev: homeassist's mis-acted rows\n{misacted(dev['homeassist'], args.errors)}\n")
+        result["dev"] = {n: {k: v for k, v in f.items() if k in {"counts", "rates", "by_type"}} for n, f in dev.items()}
+    else:
+        print(f"no dev rows at {args.data}: the dev figures are left out\n", file=sys.stderr)
+    for name in ("report", "tune"):
+        homes, own = own_commands.load(name)
+        found = {m: own_commands.figures(own, homes, matcher) for m, matcher in matchers.items()}
+        print(f"own sentences, {name} set ({len(own)} rows)\n{own_commands.table(found, _table)}\n")
+        if name == "tune" and args.errors:
+            print(f"tune: homeassist's mis-handled rows\n{own_commands.missed_lines(found['homeassist'], args.errors)}\n")
+        result[name] = {m: {k: v for k, v in f.items() if k != "missed"} for m, f in found.items()}
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")
+        print(f"figures written to {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -155,6 +155,68 @@ async def test_a_setpoint_that_is_no_room_temperature_in_the_homes_unit_is_read_
     assert await observer.read(HALLWAY_THERMOSTAT, SETPOINT, "setpoint", 1) == 21
 
 
+async def test_a_unit_said_is_the_unit_set_whatever_the_number(
+    connection: ZWaveConnection, observer: Observer
+) -> None:
+    celsius = HomeControl(connection, temperature_unit="C", confirm_timeout_s=1.5)
+    # 70 °F said: converted to the half degree, and the reply says both.
+    assert await celsius.set_temperature("thermostat", 70, "F") == "Hallway Thermostat is now set to 21°C (70°F)."
+    assert await observer.read(HALLWAY_THERMOSTAT, SETPOINT, "setpoint", 1) == 21
+    # 30 °F is no room temperature, but it was said: refused in the device's range, never set as 30 °C.
+    with pytest.raises(ZWaveError, match="accepts 5 to 35 degrees C"):
+        await celsius.set_temperature("thermostat", 30, "F")
+    assert await observer.read(HALLWAY_THERMOSTAT, SETPOINT, "setpoint", 1) == 21
+    assert await celsius.set_temperature("thermostat", 20, "C") == "Hallway Thermostat is now set to 20°C."
+
+
+async def test_warmer_and_cooler_step_from_the_setpoint_in_the_homes_unit(
+    connection: ZWaveConnection, observer: Observer
+) -> None:
+    celsius = HomeControl(connection, temperature_unit="C", confirm_timeout_s=1.5)
+    await celsius.set_temperature("thermostat", 20)
+    assert await celsius.change_temperature("thermostat", 1.5) == "Hallway Thermostat is now set to 21.5°C."
+    assert await observer.read(HALLWAY_THERMOSTAT, SETPOINT, "setpoint", 1) == 21.5
+    fahrenheit = HomeControl(connection, temperature_unit="F", confirm_timeout_s=1.5)
+    # 21.5 °C is 70.7 °F; two degrees F cooler is 68.7 °F, said as 68.5 °F; the device takes 20.5 °C.
+    assert await fahrenheit.change_temperature("thermostat", -2) == "Hallway Thermostat is now set to 68.5°F."
+    assert await observer.read(HALLWAY_THERMOSTAT, SETPOINT, "setpoint", 1) == 20.5
+    with pytest.raises(ZWaveError, match="not a thermostat"):
+        await celsius.change_temperature("kitchen light", 1)
+    await celsius.set_temperature("thermostat", 20)
+
+
+async def test_brighter_and_dimmer_step_from_each_lights_own_level(
+    control: HomeControl, observer: Observer
+) -> None:
+    await control.set_level("bedroom lamp", 30)
+    assert await control.change_level("bedroom lamp", 20) == "Bedroom Lamp is now at 50%."
+    assert await observer.read(BEDROOM_LAMP, LEVEL, "currentValue") == 50
+    # Dimmer never turns a light off; brighter never goes past full.
+    assert await control.change_level("bedroom lamp", -80) == "Bedroom Lamp is now at 1%."
+    assert await observer.read(BEDROOM_LAMP, LEVEL, "currentValue") == 1
+    assert await control.change_level("bedroom lamp", 150) == "Bedroom Lamp is now at 100%."
+    # A light that only switches is switched on for brighter, and cannot be dimmed.
+    assert await control.change_level("porch light", 20) == "Porch Light is now on."
+    assert await observer.read(PORCH_LIGHT, SWITCH, "currentValue") is True
+    with pytest.raises(ZWaveError, match="can't be dimmed; it only switches on and off"):
+        await control.change_level("porch light", -20)
+    await control.turn("porch light", False)
+    await control.turn("bedroom lamp", False)
+    assert await observer.read(BEDROOM_LAMP, LEVEL, "currentValue") == 0
+
+
+async def test_toggle_switches_each_device_to_the_state_it_is_not_in(
+    control: HomeControl, observer: Observer
+) -> None:
+    await control.turn("porch light", False)
+    assert await control.toggle("porch light") == "Porch Light is now on."
+    assert await observer.read(PORCH_LIGHT, SWITCH, "currentValue") is True
+    assert await control.toggle("the porch light") == "Porch Light is now off."
+    assert await observer.read(PORCH_LIGHT, SWITCH, "currentValue") is False
+    with pytest.raises(ZWaveError, match="can't be switched on or off"):
+        await control.toggle("front door")
+
+
 async def test_lock_and_unlock_refused_unless_allowed(
     control: HomeControl, connection: ZWaveConnection, observer: Observer
 ) -> None:
@@ -235,6 +297,9 @@ async def test_device_tools_through_the_executor(control: HomeControl, observer:
         "set_level",
         "set_temperature",
         "set_lock",
+        "toggle",
+        "change_level",
+        "change_temperature",
     ]
     on = await executor.execute("turn_on", {"device": "kitchen light"})
     assert (on.ok, on.content) == (True, "Kitchen Light is now on.")
