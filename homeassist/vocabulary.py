@@ -37,6 +37,7 @@ TYPE_NOUNS: dict[str, str] = {
     "shade": "cover",
     "shutter": "cover",
     "curtain": "cover",
+    "drape": "cover",
     "awning": "cover",
     "cover": "cover",
     "thermostat": "climate",
@@ -86,7 +87,10 @@ DESCRIPTIVE_WORDS = frozenset(
         "centre", "center", "first", "second", "third", "big", "small", "large", "tall", "spot",
         "spotlight", "downlight", "strip", "led", "reading", "pendant", "accent", "mood", "night",
         "chandelier", "sconce", "recessed", "puck", "tube", "globe", "string", "fairy", "area", "zone",
-        "normal", "regular", "usual", "old", "new", "back", "machine", "appliance", "unit", "pot",
+        "normal", "regular", "usual", "old", "new", "back", "machine", "appliance", "unit", "pot", "master",
+        "thing", "device", "gadget", "deadbolt", "flood", "floodlight", "security", "lantern", "standing",
+        "tall", "short", "bias", "roller", "outdoor", "exterior", "indoor",
+        "bed", "couch", "sofa", "settee", "fireplace", "stove", "counter", "sink", "step", "doorstep",
     }
 )  # fmt: skip
 #: Words that describe the opposite of each other: a device whose name says one is never what the other
@@ -102,6 +106,18 @@ OPPOSITE_WORDS: dict[str, frozenset[str]] = {
     for pair in _OPPOSITE_PAIRS
     for word in pair
 }
+#: Things in a room, and outside words, said to describe a device by where it is ("the lamp by the
+#: bed", "the outdoor light"): where the words fit several devices, the one in such a room is meant.
+LANDMARK_ROOMS: dict[str, frozenset[str]] = {
+    **dict.fromkeys(("bed", "bedside", "nightstand"), frozenset({"bedroom"})),
+    **dict.fromkeys(("couch", "sofa", "settee", "fireplace", "tv"), frozenset({"living room"})),
+    **dict.fromkeys(("stove", "counter", "sink", "fridge"), frozenset({"kitchen"})),
+    **dict.fromkeys(("step", "doorstep"), frozenset({"porch", "entrance"})),
+    **dict.fromkeys(
+        ("outdoor", "exterior"),
+        frozenset({"porch", "patio", "garden", "deck", "balcony", "terrace", "driveway", "yard"}),
+    ),
+}
 #: Other words for a word of a name: said where the home uses the other ("the lamp by the sofa" for the
 #: Couch Lamp, "the overhead light" for a ceiling light).
 NAME_SYNONYMS: dict[str, tuple[str, ...]] = {
@@ -110,6 +126,9 @@ NAME_SYNONYMS: dict[str, tuple[str, ...]] = {
     "settee": ("couch", "sofa"),
     "overhead": ("ceiling",),
     "main": ("ceiling", "overhead"),
+    "big": ("ceiling", "overhead"),
+    "standing": ("floor",),
+    "tall": ("floor",),
     "nightstand": ("bedside",),
     "bedside": ("nightstand",),
     "telly": ("tv",),
@@ -137,12 +156,12 @@ ROOM_SYNONYMS: tuple[frozenset[str], ...] = (
     frozenset({"entrance", "entry", "entryway", "foyer"}),
     frozenset({"dining room", "diningroom", "dining area"}),
     frozenset({"office", "study", "home office"}),
-    frozenset({"garden", "yard", "backyard", "back yard"}),
+    frozenset({"garden", "yard", "backyard", "back yard", "lawn"}),
     frozenset({"basement", "cellar"}),
     frozenset({"attic", "loft"}),
     frozenset({"laundry", "laundry room", "utility room"}),
     frozenset({"kitchen", "kitchenette"}),
-    frozenset({"nursery", "baby room", "baby's room"}),
+    frozenset({"nursery", "baby room", "baby's room", "kids room", "kids bedroom", "childrens room"}),
 )
 #: Rooms people have: a request that names one the home lacks is answered "There is no office here",
 #: never widened to every room.
@@ -152,7 +171,8 @@ ROOM_WORDS = frozenset(
         "garage", "porch", "patio", "deck", "balcony", "terrace", "driveway", "shed", "workshop",
         "gym", "library", "pantry", "closet", "wardrobe", "den", "playroom", "conservatory",
         "sunroom", "mudroom", "landing", "stair", "staircase", "upstairs", "downstairs", "toilet",
-        "lobby", "guestroom", "studio", "cellar", "pool", "sauna",
+        "lobby", "guestroom", "studio", "cellar", "pool", "sauna", "dining", "guest", "utility", "family",
+        "spare", "games", "media", "boot", "powder", "sun",
     }
 )  # fmt: skip
 
@@ -178,8 +198,10 @@ COMMAND_WORDS = frozenset(
         "less", "what", "whats", "how", "which", "any", "still", "tell", "if", "check", "status", "state",
         "current", "currently", "all", "every", "everything", "each", "whole", "entire", "both",
         "everywhere", "house", "home", "one", "ones", "okay", "ok", "hey", "yes", "uh", "um", "erm", "uhm",
-        "hmm", "like", "actually", "quickly", "above", "beside", "below", "near", "next", "behind", "notch", "tad", "touch",
-        "smidge",
+        "hmm", "like", "actually", "quickly", "above", "beside", "below", "near", "next", "behind", "notch",
+        "tad", "touch", "smidge", "fire", "crank", "whack", "knock", "drop", "lift", "pull", "push", "bring",
+        "keep", "flat", "apartment", "condo", "centigrade", "halfway", "goes", "pop", "cheers", "mate", "yo",
+        "im", "running", "going", "working", "mind", "anyone", "someone", "locking", "leave", "left",
     }
 )  # fmt: skip
 
@@ -283,7 +305,7 @@ def missing_room(said: Sequence[str], known: Iterable[str]) -> str | None:
         )
         alone = all(w in COMMAND_WORDS or w in known for w in (*said[:i], *said[i + 1 :]))
         if placed or alone or (i + 1 < len(said) and said[i + 1] in known):
-            return word
+            return f"{word} room" if i + 1 < len(said) and said[i + 1] == "room" else word
     return None
 
 

@@ -36,6 +36,7 @@ from homeassist.vocabulary import (
     COMMAND_WORDS,
     DESCRIPTIVE_WORDS,
     GROUP_WORDS,
+    LANDMARK_ROOMS,
     NAME_SYNONYMS,
     OPPOSITE_WORDS,
     THING_WORDS,
@@ -48,6 +49,7 @@ from homeassist.vocabulary import (
     missing_room,
     no_such_room,
     plural,
+    room_names,
     similarity,
     singular,
     word_similarity,
@@ -66,8 +68,8 @@ WORD_AT = 0.55
 MAX_CHOICES = 3
 
 _STATE_QUESTION = re.compile(
-    r"^(is|are|was|were|what'?s|what is|what are|how|tell me if|check|which|any)\b"
-    r"|\b(left|still) (on|off|open)\b"
+    r"^(is|are|was|were|what'?s|what is|what are|how|tell me if|check|which|any|did|has|have)\b"
+    r"|\b(left|still) (on|off|open)\b|\bstatus\b|\b(?:is|are) (?:it|they) (?:on|off|open|locked)$"
 )
 _NEGATED = re.compile(r"\b(don'?t|do not|never|not)\b")
 _PERCENT = re.compile(r"\b(\d{1,3})\s*(%|percent|per cent)")
@@ -77,10 +79,10 @@ _RAW_WORD = re.compile(r"[a-z0-9]+")
 _SWITCH_VERB = re.compile(r"^switch\b|\bswitch (?=(?:on|off|the|it|every|all|my|our|to|a)\b)")
 #: "lock" as a verb ("lock the front door", "and lock up"), not the noun ("turn off the door lock").
 _LOCK = re.compile(
-    r"^(?:lock|secure)\b|\b(?:and|then|to|also|now) (?:lock|secure)\b"
-    r"|\block (?:it|up|them|the|my|our|this|that|both|all|every)\b"
+    r"^(?:lock|secure)\b|\b(?:and|then|to|also|now|mind) (?:lock|secure|locking)\b"
+    r"|\block (?:it|up|them|the|my|our|this|that|both|all|every)\b|\blocked$"
 )
-_UNLOCK = re.compile(r"\bunlock\b")
+_UNLOCK = re.compile(r"\bunlock(?:ed|ing)?\b")
 #: A request that begins "and lock" / "an lock": "unlock" as speech recognition often writes it.
 _HEARD_UNLOCK = re.compile(r"^\W*(?:and|an|on|en|in) lock\b")
 #: Words whose meaning every hint carries: known to the home even when no name uses them.
@@ -166,8 +168,9 @@ def parse(norm: str, index: HomeIndex) -> Said:
     spoken = [singular(w) for w in raw]
     content = tuple(
         w
-        for i, w in enumerate(spoken)
-        if (w not in COMMAND_WORDS or _names_a_place(spoken, i)) and not any(c.isdigit() for c in w)
+        for i, (w, said) in enumerate(zip(spoken, raw, strict=True))
+        if (w not in COMMAND_WORDS and said not in COMMAND_WORDS or _names_a_place(spoken, i))
+        and not any(c.isdigit() for c in w)
     )
     rest = tuple(w for w in content if w not in covered and w not in GROUP_WORDS)
     # A plural said as part of a name or room ("the under cabinet lights", "kids room 1") asks for no
@@ -234,7 +237,7 @@ def _describes_only(word: str, said: Said) -> bool:
     after a room ("the kitchen area")."""
     if word in ("area", "zone"):
         return bool(said.areas)
-    if word in THING_WORDS:
+    if word in THING_WORDS and word not in _HINT_WORDS:
         return bool(said.nouns)  # "the window blinds", "the oven light"
     return word in DESCRIPTIVE_WORDS
 
@@ -256,21 +259,44 @@ def _described(said: Said, described: tuple[str, ...], index: HomeIndex) -> Targ
         here=False,
     )
     found = _resolve(plain, index)
-    if isinstance(found, Ask):
-        fits = tuple(t for t in found.targets if not _contradicts(described, t.device, index))
-        return (Ask(fits, found.exact) if len(fits) > 1 else fits[0] if fits and found.exact else None)
-    if not isinstance(found, Target):
+    if isinstance(found, str) or found is None:
         return found
-    if not found.group:
+    if isinstance(found, Target) and not found.group:
         return None if _contradicts(described, found.device, index) else found
-    members = [
-        d for d in index.devices if _in_group(d, found) and not _contradicts(described, d.name, index)
-    ]
-    if len(members) == 1:
-        return Target(members[0].name, frozenset({members[0].type}))
-    if 1 < len(members) <= MAX_CHOICES:
-        return Ask(tuple(Target(d.name, frozenset({d.type})) for d in members), exact=True)
+    if isinstance(found, Ask):
+        if not found.exact:
+            return found  # a name heard slightly wrong: asked as it is
+        fits = [d for t in found.targets if (d := index.device(t.device)) is not None]
+    else:
+        fits = _members(found, index)
+    fits = _placed_by(described, [d for d in fits if not _contradicts(described, d.name, index)], index)
+    if len(fits) == 1:
+        return Target(fits[0].name, frozenset({fits[0].type}))
+    if 1 < len(fits) <= MAX_CHOICES:
+        return Ask(tuple(Target(d.name, frozenset({d.type})) for d in fits), exact=True)
     return None
+
+
+#: Words that describe a room's main light: "the big light", "the overhead in the kitchen".
+_MAIN_WORDS = frozenset({"main", "big", "overhead", "ceiling", "top"})
+
+
+def _placed_by(described: tuple[str, ...], fits: list[IndexedDevice], index: HomeIndex) -> list[IndexedDevice]:
+    """Of several devices that fit, those the describing words place: in the room a thing said is in
+    ("the lamp by the bed": the bedroom's), or, for "the main light", the one named after its room
+    alone ("Living Room Light" beside a Couch Lamp)."""
+    if len(fits) < 2:
+        return fits
+    rooms = frozenset().union(*(LANDMARK_ROOMS.get(w, frozenset()) for w in described))
+    if rooms:
+        placed = [d for d in fits if room_names(d.area) & rooms or any(w in d.words for w in described)]
+        if placed:
+            fits = placed
+    if len(fits) > 1 and _MAIN_WORDS & set(described):
+        plain = [d for d in fits if d.type == "light" and d.words <= d.area_words | {"light"}]
+        if len(plain) == 1:
+            return plain
+    return fits
 
 
 def _contradicts(described: tuple[str, ...], device: str, index: HomeIndex) -> bool:
@@ -279,17 +305,13 @@ def _contradicts(described: tuple[str, ...], device: str, index: HomeIndex) -> b
     return found is not None and any(OPPOSITE_WORDS.get(w, frozenset()) & found.words for w in described)
 
 
-def _in_group(device: IndexedDevice, group: Target) -> bool:
-    """Whether a device is one of a group target's ("Kitchen lights", "all lamps")."""
-    if device.type not in group.types:
-        return False
+def _members(group: Target, index: HomeIndex) -> list[IndexedDevice]:
+    """The devices of a group target: an area's lights ("Kitchen"), or "Kitchen lights", "all lamps"."""
+    if group.device in index.areas:
+        return [d for d in index.devices if d.area == group.device and d.type == "light"]
     head, _, noun = group.device.rpartition(" ")
-    noun = singular(noun.lower())
-    if head != "all" and device.area != head:
-        return False
-    return TYPE_WORD.get(device.type) == noun or noun in device.words or not any(
-        noun in d.words for d in group_members(noun, [device], lambda d: d.words, lambda d: d.type)
-    )
+    pool = [d for d in index.devices if head == "all" or d.area == head]
+    return group_members(singular(noun.lower()), pool, lambda d: d.words, lambda d: d.type)
 
 
 def _missing_kind(said: Said, index: HomeIndex) -> str | None:
@@ -317,29 +339,30 @@ def _missing_kind(said: Said, index: HomeIndex) -> str | None:
 
 #: The type of device a thing word comes closest to: named in the answer that the home has no such thing.
 _KIND_OF = {"window": "cover", "gate": "cover", "door": "lock", "heater": "climate", "ac": "climate"}
+#: How the answer names a type of device, singular and plural, in this order.
 _KIND_NAMES = {
-    "light": "lights",
-    "switch": "switches",
-    "cover": "blinds or covers",
-    "climate": "thermostats",
-    "lock": "locks",
-    "fan": "fans",
-    "sensor": "sensors",
-    "valve": "valves",
+    "light": ("light", "lights"),
+    "switch": ("switch", "switches"),
+    "cover": ("cover", "covers"),
+    "climate": ("thermostat", "thermostats"),
+    "lock": ("lock", "locks"),
+    "fan": ("fan", "fans"),
+    "sensor": ("sensor", "sensors"),
+    "valve": ("valve", "valves"),
 }
 
 
 def there_is_none(word: str, group: bool, kind: str | None, index: HomeIndex) -> str:
-    """ "There are no windows here. The blinds or covers are the Bedroom Blinds." (naming the devices
-    of the kind it comes closest to, when there are few), else the kinds of device the home has."""
+    """ "There are no windows here. The only cover is the Bedroom Blinds." (the devices of the type it
+    comes closest to, when there are few), else the types of device the home has."""
     none = f"There are no {plural(word)} here." if group else f"There is no {word} here."
     close = [d.name for d in index.devices if d.type == kind]
-    if close and len(close) <= MAX_CHOICES:
-        return f"{none} The {_KIND_NAMES.get(kind or '', 'devices')} {'is' if len(close) == 1 else 'are'} the {join_or(close, 'and')}."
-    kinds = sorted({d.type for d in index.devices if d.type in _KIND_NAMES})
-    if not kinds:
-        return none
-    return f"{none} There are {join_or([_KIND_NAMES[k] for k in kinds], 'and')}."
+    if kind in _KIND_NAMES and len(close) == 1:
+        return f"{none} The only {_KIND_NAMES[kind][0]} is the {close[0]}."
+    if kind in _KIND_NAMES and 1 < len(close) <= MAX_CHOICES:
+        return f"{none} The {_KIND_NAMES[kind][1]} are the {join_or(close, 'and')}."
+    kinds = [names[1] for k, names in _KIND_NAMES.items() if any(d.type == k for d in index.devices)]
+    return f"{none} There are {join_or(kinds, 'and')}." if kinds else none
 
 
 def _resolve(said: Said, index: HomeIndex) -> Target | Ask | str | None:
@@ -400,8 +423,9 @@ def _resolve(said: Said, index: HomeIndex) -> Target | Ask | str | None:
 def _named_group(said: Said, area: str | None, fits: list[IndexedDevice]) -> Target | None:
     """ "lock all the doors" where every device whose name says "door" is a lock: those devices (the
     words the group is named by are words of each name, never a hint at a type)."""
-    kinds = {d.type for d in fits}
-    if len(kinds) != 1 or not fits or any(not set(said.rest) <= d.words for d in fits):
+    named = [d for d in fits if set(said.rest) <= d.words]
+    kinds = {d.type for d in named}
+    if len(kinds) != 1:
         return None
     phrase = " ".join((*said.rest[:-1], plural(said.rest[-1])))
     return Target(f"{area} {phrase}" if area else f"all {phrase}", frozenset(kinds), group=True)
@@ -409,7 +433,9 @@ def _named_group(said: Said, area: str | None, fits: list[IndexedDevice]) -> Tar
 
 def _in_room(said: Said, room: str, index: HomeIndex) -> Target | Ask | str | None:
     """What a request naming no area and no device means in its room: a type noun alone is the
-    room's one device of the type, or its group of them; "here" with other words is the room named."""
+    room's one device of the type; said in the plural, its group of them ("the lights"); said in the
+    singular where there are two or three, which is asked ("the lamp": never both); "here" with other
+    words is the room named."""
     if said.nouns and not said.rest:
         types = frozenset(TYPE_NOUNS[n] for n in said.nouns)
         if len(types) > 1:
@@ -421,7 +447,11 @@ def _in_room(said: Said, room: str, index: HomeIndex) -> Target | Ask | str | No
             return None  # no lock in the bedroom: not the home's locks either
         if len(members) == 1:
             return Target(members[0].name, types)
-        return Target(f"{room} {plural(noun)}", types, group=True)
+        if said.plural:
+            return Target(f"{room} {plural(noun)}", types, group=True)
+        if len(members) <= MAX_CHOICES:
+            return Ask(tuple(Target(d.name, frozenset({d.type})) for d in members), exact=True)
+        return None
     return resolve(replace(said, areas=(room,), room=None, here=False), index)
 
 
@@ -531,7 +561,8 @@ def thermometer(said: Said, index: HomeIndex) -> Target | None:
 #: A thermostat's work said without naming one: the heat, a temperature, warmer, "to 70 degrees".
 _HEAT = re.compile(
     r"\b(?:heat|heating|thermostat|temperature|temp|warmer|cooler|colder|hotter)\b"
-    r"|\d\s*(?:°|degrees?\b|celsius\b|fahrenheit\b|c\b|f\b)|\b(?:heat|cool|warm)\b.*\bto \d"
+    r"|\d\s*(?:°|degrees?\b|celsius\b|centigrade\b|fahrenheit\b|c\b|f\b)|\b(?:heat|cool|warm)\b.*\bto \d"
+    r"|\b(?:heat|cool|warm)\b(?: \w+)? (?:up|down)\b"
 )
 
 
@@ -626,8 +657,8 @@ def device_command(text: str, target: Target) -> Command | None:
         return None  # never switched as part of something else
     if _TOGGLE.search(text) and not re.search(r"\b(on|off|open|close|shut)\b", text):
         return Command("toggle", device)
-    opening = re.search(r"\b(open|raise|up)\b", text)
-    closing = re.search(r"\b(close|shut|lower|down)\b", text)
+    opening = re.search(r"\b(open|raise|up|lift)\b", text)
+    closing = re.search(r"\b(close|shut|lower|down|drop)\b", text)
     if target.types and target.types <= {"cover", "valve"}:
         if (level := _level(text)) is not None and "valve" not in target.types:
             return Command("set_level", {**device, "percent": level})
@@ -647,8 +678,8 @@ def device_command(text: str, target: Target) -> Command | None:
     if _PERCENT.search(text):
         return None  # more than 100 %
     text = _NOT_PARTICLE.sub(r"\1", text)
-    on = re.search(r"\bon\b|\b(?:power|fire) up\b", text)
-    off = re.search(r"\boff\b|\b(?:kill|cut|extinguish|douse)\b|\blights? out\b|\bpower down\b", text)
+    on = re.search(r"\bon\b|\b(?:power|fire) up\b|\bstart\b|\bgoing$", text)
+    off = re.search(r"\boff\b|\b(?:kill|cut|extinguish|douse|stop)\b|\blights? out\b|\bpower down\b", text)
     if on and not off:
         return Command("turn_on", device)
     if off and not on:
@@ -666,6 +697,7 @@ _LEVEL_NUMBER = re.compile(
 )
 _FULL = re.compile(
     r"\b(?:full|max|maximum|highest)(?: brightness| bright| power| level)?\b|\bbrightest\b"
+    r"|\bas bright as (?:it|they) (?:goes|go|can go|gets|get)\b"
     r"|\ball the way up\b|\bfully (?:on|open|bright)\b"
 )
 _HALF = re.compile(r"\bhalf(?:way)?\b")
@@ -741,7 +773,7 @@ _WARMER = re.compile(
     r"|\b(?:turn|bump|crank|put|dial|bring)\b.*\bup\b|\bup\b"
 )
 _COOLER = re.compile(
-    r"\b(?:cooler|colder|cool (?:it |things )?down|decrease|reduce|lower)\b"
+    r"\b(?:cooler|colder|cool (?:it |things )?down|decrease|reduce|lower|drop)\b|\bknock\b.*\bback\b"
     r"|\b(?:turn|bump|put|dial|bring)\b.*\bdown\b|\bdown\b"
 )
 #: How many degrees warmer or cooler a thermostat is set when no number is said.

@@ -44,7 +44,7 @@ Run as a program (``scripts/bench/local_commands``), it prints these figures for
 same judged on our own sentences (``own_commands.py``: descriptive words, units, brightness, toggle,
 group words, things the home lacks), each beside Home Assistant's matcher (hassil) on the same rows.
 Run: ``scripts/bench/local_commands [--data PATH] [--errors N] [--json PATH]``; ``--errors`` prints
-mis-handled rows of dev and of the own ``tune`` set, never of ``report``.
+mis-handled rows of dev and of the own ``tune`` sets, never of ``report``.
 """
 
 from __future__ import annotations
@@ -478,12 +478,12 @@ def main(argv: list[str] | None = None) -> int:
         result["dev"] = {n: {k: v for k, v in f.items() if k in {"counts", "rates", "by_type"}} for n, f in dev.items()}
     else:
         print(f"no dev rows at {args.data}: the dev figures are left out\n", file=sys.stderr)
-    for name in ("report", "tune"):
+    for name in ("report", "tune", "tune2"):
         homes, own = own_commands.load(name)
         found = {m: own_commands.figures(own, homes, matcher) for m, matcher in matchers.items()}
         print(f"own sentences, {name} set ({len(own)} rows)\n{own_commands.table(found, _table)}\n")
-        if name == "tune" and args.errors:
-            print(f"tune: homeassist's mis-handled rows\n{own_commands.missed_lines(found['homeassist'], args.errors)}\n")
+        if name != "report" and args.errors:
+            print(f"{name}: homeassist's mis-handled rows\n{own_commands.missed_lines(found['homeassist'], args.errors)}\n")
         result[name] = {m: {k: v for k, v in f.items() if k != "missed"} for m, f in found.items()}
     if args.json:
         args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")

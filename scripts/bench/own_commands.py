@@ -11,8 +11,9 @@ the home lacks), each with what a careful person would do:
 - ``ask``: the words fit several devices equally: the person is asked which;
 - ``none``: the words name something the home lacks: nothing is acted on.
 
-``tune.jsonl`` may be looked at while changing the matcher; ``report.jsonl`` is the figure reported and
-is never read row by row to tune (the bench prints its mis-handled rows only for ``tune``).
+``tune.jsonl`` and ``tune2.jsonl`` (written later, by another hand, when the first had been fixed) may be
+looked at while changing the matcher; ``report.jsonl`` is the figure reported and is never read row by
+row to tune (the bench prints mis-handled rows only for the tune sets).
 
 Per row, what the local path did (``judge``):
 

@@ -323,3 +323,116 @@ def test_outdoor_temperature_goes_to_the_web(text: str) -> None:
 def test_a_room_without_a_thermometer_is_the_models_question() -> None:
     intent = IntentClassifier().classify("is it warm in the bedroom", THERMO_HOME)
     assert (intent.kind, intent.command) == ("device", None)
+
+
+# --- how people describe a device, units, brightness and toggle (issue 27) ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "device"),
+    [
+        ("switch off the main bedroom light", "Bedroom Lamp"),
+        ("bedroom ceiling light off", "Bedroom Lamp"),
+        ("turn on the first kitchen light", "Kitchen Light"),
+        ("kitchen spot lights off", "Kitchen Light"),
+        ("turn off the kitchen area lights", "Kitchen Light"),
+        ("turn on the bedside lamp in the bedroom", "Bedroom Lamp"),
+        ("switch the coffee machine on", "Coffee Maker"),
+    ],
+)
+def test_words_that_describe_do_not_block_the_one_device_that_fits(text: str, device: str) -> None:
+    assert acts_on(text) == [device]
+
+
+def test_words_that_describe_ask_when_several_fit_and_never_act_on_an_opposite() -> None:
+    # Two lights on the porch: "spot" says which, not both.
+    intent = classifier.classify("turn on the porch spot light", HOME)
+    assert intent.command is None
+    assert intent.question == "Did you mean the porch light or the porch lantern?"
+    assert [c.args["device"] for c in intent.choices] == ["Porch Light", "Porch Lantern"]
+    # "back" is not the Front Door, and "the garage light" never widens.
+    for text in ("unlock the back door", "lock the back door", "turn on the garage spot light"):
+        assert classifier.classify(text, HOME).command is None, text
+
+
+@pytest.mark.parametrize(
+    ("text", "question"),
+    [
+        ("open all the windows", "There are no windows here. The only cover is the Bedroom Blinds."),
+        ("open the window", "There is no window here. The only cover is the Bedroom Blinds."),
+        ("turn on every fan", "There are no fans here. There are lights, switches, covers, thermostats and locks."),
+        ("turn on the hallway light", "There is no light in the hallway. There is the Hallway Thermostat."),
+    ],
+)  # fmt: skip
+def test_a_kind_the_home_lacks_is_answered_never_made_a_group(text: str, question: str) -> None:
+    intent = classifier.classify(text, HOME)
+    assert (intent.command, intent.choices, intent.question) == (None, (), question)
+
+
+def test_a_word_that_hints_at_a_type_never_makes_a_group_but_a_word_of_names_does() -> None:
+    home: HomeSnapshot = {
+        "devices": [
+            {"name": "Entrance Lock", "area": "Entrance", "type": "lock"},
+            {"name": "Front Door", "area": "Entrance", "type": "lock"},
+            {"name": "Back Door", "area": "Kitchen", "type": "lock"},
+        ]
+    }
+    both = classifier.classify("lock all the doors", home).command
+    assert both is not None and both.tool == "set_lock"
+    devices = [Device(i, d["name"], d["area"], d["type"]) for i, d in enumerate(home["devices"], start=2)]
+    assert sorted(d.name for d in zwave_home.Home(devices).resolve(str(both.args["device"]))) == [
+        "Back Door",
+        "Front Door",
+    ]
+    one = {"devices": [{"name": "Entrance Lock", "area": "Entrance", "type": "lock"}]}
+    assert classifier.classify("lock the door", one).command == Command(
+        "set_lock", {"device": "Entrance Lock", "locked": True}
+    )
+    assert classifier.classify("lock all the doors", one).command is None
+
+
+@pytest.mark.parametrize(
+    ("text", "args"),
+    [
+        ("set the thermostat to 70 fahrenheit", {"degrees": 70.0, "unit": "F"}),
+        ("thermostat to 21 c", {"degrees": 21.0, "unit": "C"}),
+        ("heat the house to 70 degrees", {"degrees": 70.0}),  # the tool reads 70 as °F in a °C home
+        ("set the heat to twenty one and a half", {"degrees": 21.5}),
+        ("cool it down to 19", {"degrees": 19.0}),
+    ],
+)
+def test_a_temperature_keeps_the_unit_said(text: str, args: dict[str, Any]) -> None:
+    assert command(text) == Command("set_temperature", {"device": "Hallway Thermostat", **args})
+
+
+@pytest.mark.parametrize(
+    ("text", "by"),
+    [
+        ("turn up the heat", 1.0),
+        ("make it a bit cooler", -1.0),
+        ("turn the heating down two degrees", -2.0),
+        ("raise the thermostat by 3", 3.0),
+    ],
+)
+def test_warmer_and_cooler_step_the_thermostat(text: str, by: float) -> None:
+    assert command(text) == Command("change_temperature", {"device": "Hallway Thermostat", "by": by})
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("set the bedroom lamp to 20 % brightness", Command("set_level", {"device": "Bedroom Lamp", "percent": 20})),
+        ("brightness of the bedroom lamp to 60", Command("set_level", {"device": "Bedroom Lamp", "percent": 60})),
+        ("dim the bedroom lamp to half", Command("set_level", {"device": "Bedroom Lamp", "percent": 50})),
+        ("max brightness on the bedroom lamp", Command("set_level", {"device": "Bedroom Lamp", "percent": 100})),
+        ("turn up the bedroom lamp", Command("change_level", {"device": "Bedroom Lamp", "by": 20})),
+        ("dim the bedroom lamp a bit", Command("change_level", {"device": "Bedroom Lamp", "by": -10})),
+        ("turn the brightness down on the bedroom lamp", Command("change_level", {"device": "Bedroom Lamp", "by": -20})),
+        ("make the bedroom lamp brighter by 30 percent", Command("change_level", {"device": "Bedroom Lamp", "by": 30})),
+        ("toggle the kitchen light", Command("toggle", {"device": "Kitchen Light"})),
+        ("flip the coffee maker", Command("toggle", {"device": "Coffee Maker"})),
+        ("kill the kitchen light", Command("turn_off", {"device": "Kitchen Light"})),
+    ],
+)  # fmt: skip
+def test_brightness_steps_and_toggle(text: str, expected: Command) -> None:
+    assert command(text) == expected
