@@ -88,9 +88,9 @@ DESCRIPTIVE_WORDS = frozenset(
         "spotlight", "downlight", "strip", "led", "reading", "pendant", "accent", "mood", "night",
         "chandelier", "sconce", "recessed", "puck", "tube", "globe", "string", "fairy", "area", "zone",
         "normal", "regular", "usual", "old", "new", "back", "machine", "appliance", "unit", "pot", "master",
-        "thing", "device", "gadget", "deadbolt", "flood", "floodlight", "security", "lantern", "standing",
-        "tall", "short", "bias", "roller", "outdoor", "exterior", "indoor",
-        "bed", "couch", "sofa", "settee", "fireplace", "stove", "counter", "sink", "step", "doorstep",
+        "thing", "device", "gadget", "smart", "wifi", "wireless", "deadbolt", "flood", "floodlight",
+        "security", "lantern", "short", "bias", "roller", "outdoor", "exterior", "indoor", "bed", "couch",
+        "sofa", "settee", "fireplace", "stove", "counter", "sink", "step", "doorstep",
     }
 )  # fmt: skip
 #: Words that describe the opposite of each other: a device whose name says one is never what the other
@@ -202,6 +202,7 @@ COMMAND_WORDS = frozenset(
         "tad", "touch", "smidge", "fire", "crank", "whack", "knock", "drop", "lift", "pull", "push", "bring",
         "keep", "flat", "apartment", "condo", "centigrade", "halfway", "goes", "pop", "cheers", "mate", "yo",
         "im", "running", "going", "working", "mind", "anyone", "someone", "locking", "leave", "left",
+        "single", "say", "says", "show", "shows",
     }
 )  # fmt: skip
 

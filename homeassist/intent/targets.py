@@ -169,7 +169,7 @@ def parse(norm: str, index: HomeIndex) -> Said:
     content = tuple(
         w
         for i, (w, said) in enumerate(zip(spoken, raw, strict=True))
-        if (w not in COMMAND_WORDS and said not in COMMAND_WORDS or _names_a_place(spoken, i))
+        if ((w not in COMMAND_WORDS and said not in COMMAND_WORDS) or _names_a_place(spoken, i))
         and not any(c.isdigit() for c in w)
     )
     rest = tuple(w for w in content if w not in covered and w not in GROUP_WORDS)
@@ -281,7 +281,9 @@ def _described(said: Said, described: tuple[str, ...], index: HomeIndex) -> Targ
 _MAIN_WORDS = frozenset({"main", "big", "overhead", "ceiling", "top"})
 
 
-def _placed_by(described: tuple[str, ...], fits: list[IndexedDevice], index: HomeIndex) -> list[IndexedDevice]:
+def _placed_by(
+    described: tuple[str, ...], fits: list[IndexedDevice], index: HomeIndex
+) -> list[IndexedDevice]:
     """Of several devices that fit, those the describing words place: in the room a thing said is in
     ("the lamp by the bed": the bedroom's), or, for "the main light", the one named after its room
     alone ("Living Room Light" beside a Couch Lamp)."""
@@ -407,6 +409,17 @@ def _resolve(said: Said, index: HomeIndex) -> Target | Ask | str | None:
         if len(types) > 1:
             return None  # "the lights and the blinds"
         noun = said.nouns[0]
+        if len(set(said.nouns)) > 1:
+            # "the blinds and curtains": every device of the type, where together the nouns say them all.
+            said_all = {
+                d.name
+                for n in said.nouns
+                for d in group_members(n, pool, lambda d: d.words, lambda d: d.type)
+            }
+            kind = next(iter(types))
+            if said_all != {d.name for d in pool if d.type == kind} or kind not in TYPE_WORD:
+                return None
+            noun = TYPE_WORD[kind]
         members = group_members(noun, pool, lambda d: d.words, lambda d: d.type)
         if not members:
             return None
@@ -456,7 +469,7 @@ def _in_room(said: Said, room: str, index: HomeIndex) -> Target | Ask | str | No
 
 
 #: Words that name the request's own room.
-_HERE = re.compile(r"\b(?:(?:in|over|around|from) )?here\b|\b(?:in |from )?this room\b")
+_HERE = re.compile(r"\b(?:(?:in|over|around|from) )?here\b|\b(?:in |from |on )?this (?:room|floor)\b")
 #: Words that name the whole home: the request's room does not narrow them ("turn off all the lights").
 _WHOLE_HOME = GROUP_WORDS | {"house", "home", "everywhere"}
 
@@ -484,11 +497,12 @@ def placed(said: Said, norm: str, room: str | None) -> Said:
         return replace(said, here=True)
     if here is None:
         return said if _WHOLE_HOME & set(said.spoken) else replace(said, room=room)
-    if "room" not in here.group(0):
+    place = next((w for w in ("room", "floor") if w in here.group(0)), None)
+    if place is None:
         return replace(said, room=room, here=True)
 
     def without_room(found: tuple[str, ...]) -> tuple[str, ...]:
-        at = found.index("room") if "room" in found else -1
+        at = found.index(place) if place in found else -1
         return found if at < 0 else found[:at] + found[at + 1 :]
 
     return replace(
@@ -566,6 +580,18 @@ _HEAT = re.compile(
 )
 
 
+def _heat_said(digits: str, said: Said, index: HomeIndex) -> bool:
+    """A thermostat's work said without naming one: heat words, or a place with a thermostat and no
+    light set to a number ("set upstairs to 70", "downstairs at 66")."""
+    if _HEAT.search(digits):
+        return True
+    place = said.areas[0] if len(said.areas) == 1 else said.room if said.here else None
+    there = {d.type for d in index.devices if d.area == place}
+    return (
+        "climate" in there and "light" not in there and re.search(r"\b(?:to|at) \d|^\d", digits) is not None
+    )
+
+
 def _thermostat(said: Said, index: HomeIndex) -> Target | Ask | None:
     """The thermostat a request naming none means: the one in the area named, else in the request's
     room, else the home's one; the home's two or three to ask between; else None."""
@@ -603,8 +629,13 @@ def device_intent(digits: str, said: Said, index: HomeIndex, confidence: float) 
         command = Command("get_device_state", {"device": reader.device}) if reader else None
         return Intent("device", confidence, command)
     found = resolve(said, index)
-    if found is None and _HEAT.search(digits) and not said.named and not set(said.rest) - _HINT_WORDS:
-        found = _thermostat(said, index)  # "set the heat to 21", "cool it down to 68"
+    if (
+        found is None
+        and not said.named
+        and not set(said.rest) - _HINT_WORDS
+        and _heat_said(digits, said, index)
+    ):
+        found = _thermostat(said, index)  # "set the heat to 21", "cool it down to 68", "upstairs to 70"
     if isinstance(found, str):
         return Intent("device", confidence, question=found)
     if isinstance(found, Target):
@@ -652,7 +683,9 @@ def device_command(text: str, target: Target) -> Command | None:
             return Command("set_lock", {**device, "locked": True})
         return None
     if target.types == {"climate"}:
-        return None if target.group else _thermostat_command(text, device)
+        # A group only as the thermostats said in the plural ("all thermostats to 68").
+        plural_said = re.search(r"\bthermostats\b", text)
+        return None if target.group and not plural_said else _thermostat_command(text, device)
     if "lock" in target.types or "climate" in target.types:
         return None  # never switched as part of something else
     if _TOGGLE.search(text) and not re.search(r"\b(on|off|open|close|shut)\b", text):
@@ -674,7 +707,9 @@ def device_command(text: str, target: Target) -> Command | None:
         return Command("change_level", {**device, "by": step})
     level = _level(text) or (_level_to(text) if target.types <= {"light", "cover"} else None)
     if level is not None:
-        return Command("set_level", {**device, "percent": level}) if target.types <= {"light", "cover"} else None
+        return (
+            Command("set_level", {**device, "percent": level}) if target.types <= {"light", "cover"} else None
+        )
     if _PERCENT.search(text):
         return None  # more than 100 %
     text = _NOT_PARTICLE.sub(r"\1", text)
@@ -707,12 +742,8 @@ _LOWEST = re.compile(
 #: How much brighter or dimmer a light is made when no number is said, in percent; "a bit" less.
 STEP_PERCENT = 20
 SMALL_STEP_PERCENT = 10
-_BRIGHTER = re.compile(
-    r"\b(?:brighter|brighten|lighter|increase|raise|boost|up)\b|\bmore light\b"
-)
-_DIMMER = re.compile(
-    r"\b(?:dim|dimmer|darker|decrease|reduce|lower|soften|down)\b|\bless light\b"
-)
+_BRIGHTER = re.compile(r"\b(?:brighter|brighten|lighter|increase|raise|boost|up)\b|\bmore light\b")
+_DIMMER = re.compile(r"\b(?:dim|dimmer|darker|decrease|reduce|lower|soften|down)\b|\bless light\b")
 _A_BIT = re.compile(r"\b(?:a (?:bit|little|tad|touch|notch)|slightly|a little bit)\b")
 
 
@@ -765,7 +796,7 @@ _SETPOINT = re.compile(
     r"(celsius|centigrade|fahrenheit|c|f)?\b(?!\s*(?:%|percent|minutes?|seconds?|hours?|am|pm))"
 )
 _SETPOINT_SAID = re.compile(
-    r"\b(?:set|make|change|adjust|put|turn|heat|cool|warm|keep|bring|raise|lower|thermostat|heating|heat|"
+    r"\b(?:set|make|change|adjust|put|turn|heat|cool|warm|keep|bring|raise|lower|thermostats?|heating|"
     r"temperature|temp)\b|\d\s*(?:°|degrees?\b|celsius\b|fahrenheit\b)"
 )
 _WARMER = re.compile(

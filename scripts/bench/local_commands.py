@@ -53,9 +53,9 @@ import argparse
 import json
 import re
 import sys
-from pathlib import Path
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from homeassist.errors import HomeassistError
@@ -455,7 +455,9 @@ def main(argv: list[str] | None = None) -> int:
 
     from homeassist.intent.classifier import IntentClassifier
 
-    parser = argparse.ArgumentParser(prog="scripts/bench/local_commands", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="scripts/bench/local_commands", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, metavar="PATH", help="dev rows (JSONL)")
     parser.add_argument("--errors", type=int, default=0, metavar="N", help="print up to N mis-handled rows")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the figures as JSON")
@@ -475,7 +477,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"dev rows with a target: {name}\n{local_command_table(found)}\n")
         if args.errors:
             print(f"dev: homeassist's mis-acted rows\n{misacted(dev['homeassist'], args.errors)}\n")
-        result["dev"] = {n: {k: v for k, v in f.items() if k in {"counts", "rates", "by_type"}} for n, f in dev.items()}
+        result["dev"] = {
+            n: {k: v for k, v in f.items() if k in {"counts", "rates", "by_type"}} for n, f in dev.items()
+        }
     else:
         print(f"no dev rows at {args.data}: the dev figures are left out\n", file=sys.stderr)
     for name in ("report", "tune", "tune2"):
@@ -483,7 +487,8 @@ def main(argv: list[str] | None = None) -> int:
         found = {m: own_commands.figures(own, homes, matcher) for m, matcher in matchers.items()}
         print(f"own sentences, {name} set ({len(own)} rows)\n{own_commands.table(found, _table)}\n")
         if name != "report" and args.errors:
-            print(f"{name}: homeassist's mis-handled rows\n{own_commands.missed_lines(found['homeassist'], args.errors)}\n")
+            missed = own_commands.missed_lines(found["homeassist"], args.errors)
+            print(f"{name}: homeassist's mis-handled rows\n{missed}\n")
         result[name] = {m: {k: v for k, v in f.items() if k != "missed"} for m, f in found.items()}
     if args.json:
         args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")

@@ -276,4 +276,3 @@ def missed_lines(figures_: dict[str, Any], limit: int) -> str:
         lines.append(f"  [{row['outcome']}] {row['text']!r} ({row['home']}{room}): expected {row['expect']}")
         lines.append(f"      did {row['did']}")
     return "\n".join(lines) or "  none"
-

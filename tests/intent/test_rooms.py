@@ -1,9 +1,10 @@
 """The request's room (issue 20, item 2): a type noun alone means the room's devices of that type (its
-one device; said in the plural, its group of them; said in the singular where there are several, the
-person is asked which: issue 27, never both for "the lamp"), a type the room lacks is the model's (never the whole home's),
-"here" and "this room" name the room (and, with no room known, nothing: the model's), an area or a
-device named and the whole home win over the room, and a room that is no area counts as none. Each
-target is also resolved by the Z-Wave home model built from the same home."""
+one device; said in the plural, its group of them; said in the singular where there are several,
+the person is asked which: issue 27, never both for "the lamp"), a type the room lacks is the
+model's (never the whole home's), "here" and "this room" name the room (and, with no room known,
+nothing: the model's), an area or a device named and the whole home win over the room, and a room
+that is no area counts as none. Each target is also resolved by the Z-Wave home model built from the
+same home."""
 
 from __future__ import annotations
 

@@ -160,7 +160,10 @@ async def test_a_unit_said_is_the_unit_set_whatever_the_number(
 ) -> None:
     celsius = HomeControl(connection, temperature_unit="C", confirm_timeout_s=1.5)
     # 70 °F said: converted to the half degree, and the reply says both.
-    assert await celsius.set_temperature("thermostat", 70, "F") == "Hallway Thermostat is now set to 21°C (70°F)."
+    assert (
+        await celsius.set_temperature("thermostat", 70, "F")
+        == "Hallway Thermostat is now set to 21°C (70°F)."
+    )
     assert await observer.read(HALLWAY_THERMOSTAT, SETPOINT, "setpoint", 1) == 21
     # 30 °F is no room temperature, but it was said: refused in the device's range, never set as 30 °C.
     with pytest.raises(ZWaveError, match="accepts 5 to 35 degrees C"):
