@@ -321,12 +321,15 @@ def _missing_kind(said: Said, index: HomeIndex) -> str | None:
     the windows"), naming what it has instead; None when it has the kind or names a device."""
     if said.named:
         return None
+    types = {d.type for d in index.devices}
     for noun in said.nouns:
         kind = TYPE_NOUNS[noun]
-        if noun not in index.words and not any(d.type == kind for d in index.devices):
+        if said.spoken[:1] == (noun,):
+            continue  # a verb: "light the fire", "lock up"
+        if noun not in index.words and kind not in types:
             return there_is_none(noun, said.plural, _KIND_OF.get(noun, kind), index)
     for word in said.unknown:
-        if word in THING_WORDS and not said.nouns:
+        if word in THING_WORDS and not said.nouns and _THING_TYPE.get(word) not in types:
             return there_is_none(word, said.plural, _KIND_OF.get(word), index)
     if len(said.areas) == 1 and len(said.nouns) == 1 and not said.rest:
         # "the hallway light" where the hallway has none: not another room's.
@@ -339,6 +342,18 @@ def _missing_kind(said: Said, index: HomeIndex) -> str | None:
     return None
 
 
+#: The device type a thing is (a home with a vacuum has "the vacuum" whatever its name); a window, a
+#: door or a gate is a thing only a device's name makes.
+_THING_TYPE = {
+    "vacuum": "vacuum",
+    "sprinkler": "valve",
+    "valve": "valve",
+    "tv": "media_player",
+    "television": "media_player",
+    "speaker": "media_player",
+    "radio": "media_player",
+    "fan": "fan",
+}
 #: The type of device a thing word comes closest to: named in the answer that the home has no such thing.
 _KIND_OF = {"window": "cover", "gate": "cover", "door": "lock", "heater": "climate", "ac": "climate"}
 #: How the answer names a type of device, singular and plural, in this order.

@@ -11,7 +11,8 @@ smart-tv -> media_player, vacuum -> vacuum, smart-sprinkler and water-valve -> v
 Figures, per scored target row:
 
 - ``acted``: the classifier returned a command with a ``device`` argument (the local path ran it);
-  ``to_model``: no command, the model decides (not wrong, but not local); ``other_command``: a
+  ``asked``: no command, a question back (which device, or that there is none); ``to_model``: no
+  command and no question, the model decides (not wrong, but not local); ``other_command``: a
   command without a device (a timer, the time): the local path did something else, counted wrong.
 - ``right_device``: the device argument, resolved by ``homeassist.zwave.home.Home.resolve`` in a
   ``Home`` built from the row's home, is exactly the target, and stays so in a probe home that adds
@@ -272,7 +273,8 @@ def local_command_figures(rows: list[Row], classify: Classify) -> dict[str, Any]
         else:
             count["labelled"] += 1
             count[f"expects {expected[0]}"] += 1
-        command = classify(str(row["text"]), home).command
+        intent = classify(str(row["text"]), home)
+        command = intent.command
         record: dict[str, Any] = {
             "id": row.get("id"),
             "text": row["text"],
@@ -282,7 +284,7 @@ def local_command_figures(rows: list[Row], classify: Classify) -> dict[str, Any]
             "expected": list(expected) if expected else None,
         }
         if command is None:
-            count["to_model"] += 1
+            count["asked" if intent.question else "to_model"] += 1
             continue
         if "device" not in command.args:
             count["other_command"] += 1
@@ -368,6 +370,7 @@ def local_command_table(
             "",
         ],
         ["acted (local device command)", str(c.get("acted", 0)), share(c.get("acted", 0)), ""],
+        ["asked back (a question, nothing run)", str(c.get("asked", 0)), share(c.get("asked", 0)), ""],
         ["to_model (no command)", str(c.get("to_model", 0)), share(c.get("to_model", 0)), ""],
         [
             "other command (not a device)",

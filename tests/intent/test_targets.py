@@ -12,7 +12,7 @@ import pytest
 
 from homeassist.intent.answers import LEFT_ALONE
 from homeassist.intent.classifier import FollowUp, IntentClassifier
-from homeassist.intent.home import HomeSnapshot, index_of
+from homeassist.intent.home import HomeSnapshot, SnapshotDevice, index_of
 from homeassist.messages import Command, Intent
 from homeassist.vocabulary import TYPE_NOUNS
 from homeassist.zwave import home as zwave_home
@@ -497,3 +497,16 @@ def test_a_two_word_room_the_home_lacks_is_never_heard_as_one_it_has(text: str, 
         intent.question
         == f"There is no {room} here. The rooms are Bedroom, Downstairs, Living Room and Upstairs."
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "device"),
+    [
+        ("vacuum the living room", {"name": "Roborock", "area": "Living Room", "type": "vacuum"}),
+        ("light the fire", {"name": "Fireplace", "area": "Living Room", "type": "switch"}),
+        ("turn on the sprinklers", {"name": "Irrigation", "area": "Garden", "type": "valve"}),
+    ],
+)
+def test_a_kind_the_home_has_by_its_type_is_never_said_missing(text: str, device: SnapshotDevice) -> None:
+    # A vacuum is there whatever it is called; "light" that begins a request is a verb.
+    assert not classifier.classify(text, {"devices": [device]}).question
