@@ -331,7 +331,12 @@ def _missing_kind(said: Said, index: HomeIndex) -> str | None:
     for word in said.unknown:
         if word in THING_WORDS and not said.nouns and _THING_TYPE.get(word) not in types:
             return there_is_none(word, said.plural, _KIND_OF.get(word), index)
-    if len(said.areas) == 1 and len(said.nouns) == 1 and not said.rest:
+    if (
+        len(said.areas) == 1
+        and len(said.nouns) == 1
+        and not said.rest
+        and TYPE_NOUNS[said.nouns[0]] != "climate"
+    ):
         # "the hallway light" where the hallway has none: not another room's.
         area, noun = said.areas[0], said.nouns[0]
         there = [d for d in index.devices if d.area == area]
@@ -612,15 +617,15 @@ def _thermostat(said: Said, index: HomeIndex) -> Target | Ask | None:
     room, else the home's one; the home's two or three to ask between; else None."""
     if len(said.areas) > 1:
         return None
+    every = [d for d in index.devices if d.type == "climate"]
     for place in (said.areas[0] if said.areas else None, said.room):
         if place is not None:
-            there = [d for d in index.devices if d.area == place and d.type == "climate"]
+            there = [d for d in every if d.area == place]
             if len(there) == 1:
                 return Target(there[0].name, frozenset({"climate"}))
-            if said.areas:
-                return None  # "heat the office": not another room's
-    every = [d for d in index.devices if d.type == "climate"]
-    if len(every) == 1:
+            if said.areas and len(every) > 1:
+                return None  # "heat the office" in a zoned home: not another room's
+    if len(every) == 1:  # one thermostat heats the whole home: "warmer in the bedroom" is it
         return Target(every[0].name, frozenset({"climate"}))
     if 1 < len(every) <= MAX_CHOICES:
         return Ask(tuple(Target(d.name, frozenset({"climate"})) for d in every), exact=False)
@@ -644,8 +649,10 @@ def device_intent(digits: str, said: Said, index: HomeIndex, confidence: float) 
         command = Command("get_device_state", {"device": reader.device}) if reader else None
         return Intent("device", confidence, command)
     found = resolve(said, index)
+    # An area alone is its lights, but not for heat words: "make it warmer in the living room".
+    lights_of_area = isinstance(found, Target) and found.group and found.device in index.areas
     if (
-        found is None
+        (found is None or lights_of_area)
         and not said.named
         and not set(said.rest) - _HINT_WORDS
         and _heat_said(digits, said, index)
@@ -740,7 +747,7 @@ def device_command(text: str, target: Target) -> Command | None:
 _TOGGLE = re.compile(r"\b(?:toggle|flip)\b")
 #: A brightness or opening as a number: "to 40", "40 brightness", "brightness 40", "level of 40".
 _LEVEL_NUMBER = re.compile(
-    r"\b(?:brightness|level|dim|dimmed|brighten|set|put|turn|make|change|adjust)\b.*?\b(?:to|at)\s+(\d{1,3})$"
+    r"\b(?:brightness|level|dim|dimmed|brighten|set|put|turn|make|change|adjust|be)\b.*?\b(?:to|at)\s+(\d{1,3})$"
     r"|\b(?:to|at)\s+(\d{1,3})\s+(?:brightness|level|bright)\b"
     r"|\b(?:brightness|level)\s+(?:of\s+|at\s+|to\s+)?(\d{1,3})\b(?!\s*(?:minutes?|seconds?|hours?))"
     r"|\b(\d{1,3})\s+(?:brightness|level)\b"

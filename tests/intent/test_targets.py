@@ -510,3 +510,17 @@ def test_a_two_word_room_the_home_lacks_is_never_heard_as_one_it_has(text: str, 
 def test_a_kind_the_home_has_by_its_type_is_never_said_missing(text: str, device: SnapshotDevice) -> None:
     # A vacuum is there whatever it is called; "light" that begins a request is a verb.
     assert not classifier.classify(text, {"devices": [device]}).question
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "make it warmer in the living room",
+        "increase the heating in the bedroom",
+        "too cold, turn up the heat",
+    ],
+)
+def test_the_one_thermostat_of_a_home_warms_any_room(text: str) -> None:
+    assert command(text) == Command("change_temperature", {"device": "Hallway Thermostat", "by": 1.0})
+    # Where each floor has its own, a room without one is the model's to ask about.
+    assert classifier.classify(text.replace("bedroom", "living room"), FLOORS).command is None
