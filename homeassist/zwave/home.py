@@ -31,8 +31,8 @@ from homeassist.vocabulary import (
     missing_room,
     no_such_room,
     normalize_name,
-    says_plural_noun,
     room_names,
+    says_plural_noun,
     similarity,
     singular,
     words,
@@ -213,6 +213,10 @@ class Home:
             wanted = frozenset(rest) | next(d.area_words for d in self.devices if d.area == room)
         for tier in (self._by_name, self._by_name_and_area, self._by_area_and_type):
             matches = tier(wanted)
+            if wants_group and tier == self._by_area_and_type:
+                # A word that only hints at a type never makes a group: "all the doors" are the
+                # devices named doors, never every lock.
+                matches = [d for d in matches if wanted <= d.name_words | d.area_words | _nouns_of(d.type)]
             if len(matches) == 1 or (matches and wants_group):
                 return matches
             if matches:
@@ -272,6 +276,11 @@ class Home:
         return f"Devices: {listed}." if listed else "There are no devices."
 
 
+def _nouns_of(kind: str) -> frozenset[str]:
+    """The nouns for a device of this type ("lamp", "bulb" for a light)."""
+    return frozenset(n for n, of in TYPE_NOUNS.items() if of == kind)
+
+
 def _type_words(kind: str) -> frozenset[str]:
     """The words that describe a device of this type: its nouns and hints ("door" for a lock)."""
-    return frozenset(n for n, of in TYPE_NOUNS.items() if of == kind) | TYPE_HINTS.get(kind, frozenset())
+    return _nouns_of(kind) | TYPE_HINTS.get(kind, frozenset())

@@ -169,3 +169,25 @@ def test_a_plural_group_is_every_device_of_its_type_in_the_room_not_only_its_nam
     assert [d.name for d in porch.resolve("Porch lights")] == ["Porch Light", "Porch Lantern"]
     assert [d.name for d in porch.resolve("all the porch lights")] == ["Porch Light", "Porch Lantern"]
     assert [d.name for d in porch.resolve("the porch light")] == ["Porch Light"]
+
+
+def test_a_plural_in_a_name_is_that_device_and_a_hint_never_makes_a_group() -> None:
+    home = Home(
+        [
+            Device(2, "Kids Room 1 Light", "Kids Room 1", "light"),
+            Device(3, "Kids Room 1 Lamp", "Kids Room 1", "light"),
+            Device(4, "Under Cabinet Lights", "Kitchen", "light"),
+            Device(5, "Kitchen Ceiling Light", "Kitchen", "light"),
+            Device(6, "Hot Springs Tub Heater", "Hot Springs Tub", "switch"),
+            Device(7, "Entrance Lock", "Entrance", "lock"),
+            Device(8, "Side Lock", "Kitchen", "lock"),
+        ]
+    )
+    # "Kids", "Springs", "Lights" as they are written in the name ask for no group.
+    assert [d.name for d in home.resolve("the Kids Room 1 Light")] == ["Kids Room 1 Light"]
+    assert [d.name for d in home.resolve("under cabinet lights")] == ["Under Cabinet Lights"]
+    assert [d.name for d in home.resolve("Hot Springs Tub Heater")] == ["Hot Springs Tub Heater"]
+    # "door" hints at a lock: it may pick one, but "all the doors" are no group of locks.
+    with pytest.raises(DeviceNotFoundError):
+        home.resolve("all the doors")
+    assert sorted(d.name for d in home.resolve("all the locks")) == ["Entrance Lock", "Side Lock"]
