@@ -290,7 +290,9 @@ class HomeControl:
             if value is None or not isinstance(value.value, int | float):
                 raise ZWaveError(f"{target.name} has no heating setpoint.")
             now = convert_temperature(value.value, value_unit(value), self.temperature_unit)
-            said.append(await self.set_temperature(target.name, round((now + by) * 2) / 2, self.temperature_unit))
+            said.append(
+                await self.set_temperature(target.name, round((now + by) * 2) / 2, self.temperature_unit)
+            )
         return " ".join(said)
 
     async def set_temperature(self, device: str, degrees: float, unit: str | None = None) -> str:
