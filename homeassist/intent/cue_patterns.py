@@ -9,12 +9,17 @@ numbers as digits).
 from __future__ import annotations
 
 
+def _either(first: str, second: str) -> str:
+    """Both ideas, as whole words, in either order."""
+    return rf"(?:\b(?:{first})\b.*\b(?:{second})\b|\b(?:{second})\b.*\b(?:{first})\b)"
+
+
 def _words(*alternatives: str) -> str:
     """A regex alternation of phrases, each matched as whole words (and an optional plural -s)."""
     return r"\b(?:" + "|".join(alternatives) + r")s?\b"
 
 
-DEVICE_NOUN = _words(
+_DEVICE_NOUNS = (
     r"lights?",
     r"lamps?",
     r"lighting",
@@ -107,6 +112,9 @@ DEVICE_NOUN = _words(
     r"alarm system",
     r"security system",
 )
+DEVICE_NOUN = _words(*_DEVICE_NOUNS)
+#: Any one device noun, for patterns that put it beside other words.
+_ANY_DEVICE = "|".join(_DEVICE_NOUNS)
 DEVICE_VERB = (
     r"\b(?:turn|switch|power|flip|shut)\b.*\b(?:on|off|up|down)\b"
     # "put the heating on", not "put a stop on my account": on/off here ends the phrase or a clause.
@@ -175,9 +183,21 @@ _STATE_WORD = (
     r"(?:on|off|open|opened|opening|closed|closing|shut|locked|unlocked|running|triggered|detected|"
     r"connected|plugged in|charging|low|hot|cold|armed|disarmed|available|active|idle|home|at home)"
 )
+# "a limit on my card", "is my flight on time", "anything on the 5th": a preposition, not a state.
+_NOT_A_STATE = (
+    r"(?! (?:my|your|our|his|her|their|a|an|time|schedule|sale|(?:the )?\d+(?:st|nd|rd|th)?|monday|tuesday|"
+    r"wednesday|thursday|friday|saturday|sunday)\b)"
+)
 DEVICE_STATE = (
-    r"^(?:is|are|was|were|did|does|do|has|have)\b.*\b" + _STATE_WORD + r"\b"
-    r"|\b(?:which|what|how many|any|all)\b.*" + DEVICE_NOUN + r".*\b" + _STATE_WORD + r"\b"
+    r"^(?:is|are|was|were|did|does|do|has|have)\b.*\b"
+    + _STATE_WORD
+    + r"\b"
+    + _NOT_A_STATE
+    + r"|\b(?:which|what|how many|any|all)\b.*"
+    + DEVICE_NOUN
+    + r".*\b"
+    + _STATE_WORD
+    + r"\b"
     r"|\b(?:which|what|how many|any)\b.*\b(?:things?|stuff|everything)\b.*\b" + _STATE_WORD + r"\b"
     r"|\b(?:state|status) of\b"
     r"|\b(?:humidity|occupancy|motion|smoke|leak|co2|carbon monoxide|moisture|batter(?:y|ies)|"
@@ -187,6 +207,46 @@ DEVICE_STATE = (
     r"|^(?:is|are) (?:anyone|anybody|someone|somebody)\b"
     r"|\b(?:indicated|measured|reported|detected) by\b|\b(?:pm ?\d+(?:\.\d)?|ozone|particulates?|"
     r"irradiance|wet|flooded|flooding|vibrating|solar production)\b"
+)
+# Asking for the states of several devices as a list, a report or an overview ("give me a status
+# report of the lights", "list everything that's on", "what's on right now in the house").
+_HOME_WIDE = (
+    r"devices?|appliances?|(?:the|my|our|whole|entire) (?:house|home|flat|apartment)"
+    r"(?! (?:loans?|prices?|values?|insurance|market|sales?|equity|team|games?|run|address))"
+)
+_REPORT_WORD = (
+    r"status|state|states|report|summary|summari[sz]e|overview|rundown|run ?down|run through|round ?up"
+)
+_NOW = r"(?: (?:right now|now|at the moment|currently))?"
+_SOME_DEVICES = r"(?:" + _ANY_DEVICE + r")s?\b"
+_REPORTS = (
+    _either(_REPORT_WORD, _ANY_DEVICE + r"|" + _HOME_WIDE)
+    + r"|\b(?:update|updates) (?:on|of|about) (?:the |my |all (?:the |my )?)(?:\w+ )?"
+    + _SOME_DEVICES
+    + r"|\b(?:list|show|tell|name|read)\b(?: me)?(?: (?:out|off|all|every|each|which|what|of|on))*"
+    r"(?: (?:the|my|our))? (?:\w+ )?"
+    + _SOME_DEVICES
+    # "check my brake light" is the car's; "check all the locks" asks after several of the home's.
+    + r"|\bcheck (?:on )?(?:all|every|each|which|what|whether|if)\b.*\b"
+    + _SOME_DEVICES
+    # "what's on", "what is open upstairs", "what's running in the house right now".
+    + r"|\bwhat(?:'?s| is| are)? (?:still |currently |now |left )?(?:on|open|running|unlocked|switched on|"
+    r"turned on|left on|plugged in)"
+    + _NOW
+    + r"(?: (?:in|at) (?:the |my )?\w+(?: room)?| (?:upstairs|downstairs|inside))?"
+    + _NOW
+    + r"$|\b(?:anything|everything|something|stuff) (?:still |left |turned |switched )?"
+    r"(?:on|off|open|unlocked|running)(?: (?:right now|now|at home|in the house|in here|inside|upstairs|"
+    r"downstairs))?$"
+    r"|\bhow(?:'s| is| are) (?:the |my |all (?:the |my )?)(?:\w+ )?" + _SOME_DEVICES + r"(?: doing)?$"
+    r"|\b(?:status|state|report|summary|overview|rundown) (?:of|on|for) (?:everything|all)"
+    r"(?: (?:in the house|at home|right now|now))?$"
+    r"|\b(?:list|show|tell|give|read)\b.*\b(?:everything|anything|all|things|stuff|what|which)\b.*"
+    r"(?<!going )(?<!carry )\b(?:on|off|open|running|unlocked|locked|closed)$"
+)
+# Never a timer, the calendar, a flight, an order or an account ("status of my order").
+DEVICE_REPORT = (
+    r"^(?!.*\b(?:timers?|alarms?|reminders?|calendar|flights?|orders?|accounts?)\b).*(?:" + _REPORTS + ")"
 )
 MEDIA_CONTROL = (
     r"\b(?:pause|unpause|resume|continue|restart|mute|unmute|skip)\b.*\b(?:music|audio|playing|song|"
@@ -198,17 +258,21 @@ IN_HERE = r"\bin here\b|\b(?:it'?s|too|so|getting) (?:dark|gloomy|dim)\b|\bdarkn
 INDOOR_TEMPERATURE = (
     r"\b(?:temp|temperature|degrees?|°)\b(?!.*\b(?:outside|outdoors?|forecast|tomorrow|tonight|"
     r"weekend|week)\b)"
-    r"|\bhow (?:warm|hot|cold|cool) is (?:it (?:in )?here|it inside|it in the house|(?!it\b)[\w ]+$)"
+    r"|\bhow (?:warm|hot|cold|cool|humid) is (?:it (?:in )?here|it inside|it in the house|(?!it\b)[\w ]+$)"
     r"|^how (?:warm|hot|cold|cool) is it$"
 )
 OUTDOOR = (
     r"\b(?:outside|outdoors?|out there)\b"
-    r"|\b(?:temperature|degrees|hot|cold|warm|cool|humid|sticky|nice|climate)\b.*"
+    r"|\b(?:temperature|degrees|hot|cold|warm|cool|humid|humidity|sticky|nice|climate)\b.*"
     r"\b(?:today|tonight|tomorrow|this (?:week|weekend|morning|afternoon|evening)|next week)\b"
     r"|\b(?:tomorrow|tonight)\b.*\b(?:temperature|degrees|hot|cold|warm|nice)\b"
     r"|\b(?:is it going to|will it|is it gonna) be\b|\bclimate\b"
     r"|\b(?:how (?:hot|cold|warm)|temperature|degrees) (?:is it )?(?:in|at) (?!(?:here|the "
     r"(?:house|room|kitchen|bedroom|bathroom|office|basement|attic|garage|hall|hallway)))\w+"
+    # Humidity in a room is a sensor's; in a place ("humidity in seattle") it is the weather's.
+    r"|\b(?:humid(?:ity)?|air quality|aqi|rainfall|pollution|smog|pollen count)(?: levels?)?(?: like)?"
+    r"(?: is it)? (?:in|at|for|around|near) (?!(?:here|there|the|my|"
+    r"our|this|that|every|each|all|inside|indoors|upstairs|downstairs)\b)(?!" + ROOM + r")\w+"
 )
 
 TIMER = _words(
@@ -222,7 +286,7 @@ TIMER = _words(
     r"appointments?",
     r"meetings?",
     r"events?",
-    r"schedule",
+    r"(?<!on )(?<!of )(?<!behind )schedule",  # "is my flight on schedule" is the flight's
     r"scheduled",
     r"rescheduled?",
     r"diary",
@@ -235,6 +299,8 @@ REMIND = (
     r"|\bset (?:an? )?(?:alert|notification|alarm|timer)\b|\bremember (?:that|my)\b"
     r"|\blet me know (?:in|at|when it'?s|when it is)\b|\btell me when it(?:'s| is)\b"
 )
+# Asking outright to be reminded (not "notify me if ...", which is about an event, not a time).
+REMIND_ME = r"\bremind(?:er|ers)?\b|\bremaind(?:er)?\b|\bremainder\b|\bdon'?t let me forget\b"
 _WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|weekday)s?"
 _MONTH = (
     r"(?:january|february|march|april|june|july|august|september|october|november|december|"
@@ -244,6 +310,18 @@ _ORDINAL = (
     r"(?:\d{1,2}(?:st|nd|rd|th)|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|"
     r"eleventh|twelfth|\w+teenth|twentieth|thirtieth|(?:twenty|thirty)[ -]?(?:first|second|third|"
     r"fourth|fifth|sixth|seventh|eighth|ninth))"
+)
+# Stretches of one's time that a calendar answers for ("is my afternoon free").
+_DAYPART = (
+    r"day|week|weekend|morning|afternoon|evening|night|schedule|calendar|diary|agenda|month|today|"
+    r"tomorrow|tonight|" + _WEEKDAY
+)
+# When, in a question about plans: a day, a part of one, or a date.
+_WHEN = (
+    _WEEKDAY
+    + r"|today|tonight|tomorrow|later|(?:this|next|the rest of the) (?:\w+)|the \d+(?:st|nd|rd|th)?|"
+    + _MONTH
+    + r"|(?:at )?\d{1,2}(?::\d\d)? ?(?:am|pm)?"
 )
 # Putting something on a day or at an hour: a calendar entry.
 CALENDAR_ACTION = (
@@ -302,7 +380,7 @@ WEB = (
         r"fog",
         r"foggy",
         r"hail",
-        r"humid",
+        r"humid(?!(?: is it)? (?:in here|inside|indoors|in the house))",
         r"umbrella",
         r"raincoat",
         r"jacket",
@@ -382,6 +460,56 @@ SPORTS = _words(
 SEARCH = (
     r"\b(?:search|google|bing|duckduckgo|wikipedia|look up|find out|browse|website|online|internet|web)\b"
 )
+# A trip under way: where a flight, train or bus is now, and what a border or an airline asks today.
+# Booking one is not ("book a flight that leaves at 6": no tool of ours books anything).
+_CARRIER = (
+    r"(?:flights?|planes?|trains?|bus|buses|ferry|ferries|trams?|subway|metro|underground|tube|airlines?|airways|"
+    r"(?:united|delta|american|southwest|jetblue|alaska|spirit|frontier|hawaiian) (?:airlines?|flight|\d+)|"
+    r"lufthansa|ryanair|easyjet|british airways|air france|klm|emirates|qantas|air canada|aer lingus|"
+    r"iberia|westjet|qatar airways|etihad|turkish airlines|virgin atlantic|"
+    r"(?:aa|ua|dl|wn|b6|nk|f9|ba|af|lh|kl|ek|qf|ei|ib|vs|u2|tk|qr|ey|sq|cx|nh|jl|lx|fr) ?\d{1,4})"
+)
+_TRIP_STATE = (
+    r"(?:delay(?:s|ed)?|late|on time|on schedule|cancell?ed|cancell?ations?|land(?:ed|s|ing)?|"
+    r"arriv(?:e|es|ed|al|ing)|depart(?:s|ed|ure|ing)?|take off|taken off|took off|taking off|status|"
+    r"gate|terminal|boarding|track|diverted|leaves?|leaving|left|strikes?|disruptions?|running|due|"
+    r"expected|come|coming)"
+)
+#: Where a flight, train or bus is now.
+_TRIP_NOW = (
+    r"(?:"
+    + _either(_CARRIER, _TRIP_STATE)
+    + r"|\b(?:next|last) (?:flight|plane|train|bus|ferry|tram|subway)\b"
+    r"|\b(?:when|where)(?:'s| is) (?:my|our|the) (?:next )?(?:flight|plane|train|bus|ferry)\b"
+    r"|\b(?:flight|plane|train|bus)\b.*\bget(?:s|ting)? in\b)"
+)
+TRAVEL = (
+    r"^(?!.*\b(?:book|reserve|buy|purchase|cheap|cheapest|fares?|tickets?|find me|search for)\b).*"
+    + _TRIP_NOW
+    + r"|"
+    + _either(
+        r"airports?|o'?hare|jfk|lax|heathrow|gatwick|sfo",
+        r"busy|delays?|wait|waiting|lines?|queues?|security|crowded|closed|status",
+    )
+    + r"|\btravel (?:alerts?|warnings?|advisor(?:y|ies)|bans?|restrictions?|notices?|requirements?|rules?)\b"
+    r"|\b(?:safe|dangerous|unsafe|risky) (?:to |for \w+ to )?(?:travel|visit|fly)\b"
+    r"|\bsafe for (?:tourists|travell?ers|americans|visitors|foreigners)\b"
+    r"|\b(?:alerts?|warnings?|advisor(?:y|ies)|restrictions?|bans?) (?:for|on|about|when) "
+    r"(?:travell?ing|travel|visiting|going to|trips? to)\b"
+    r"|\b(?:safe|dangerous|unsafe|risky) (?:to )?go to\b"
+    r"|\b(?:can|should|may) (?:i|we|\w+ citizens|\w+ns|tourists) (?:travel|fly) to\b"
+    r"|\b(?:need|get|require|requires|required|apply for) (?:a |an )?(?:\w+ )?visas?\b"
+    r"|\bvisas? (?:requirements?|rules?|for|to|on arrival|needed|required|policy|waiver)\b"
+    r"|\b(?:without|with) (?:a |an )?(?:\w+ )?visas?\b(?! card)"
+    r"|\b(?:entry|passport|border|customs|quarantine|covid|travel) (?:requirements?|rules?|restrictions?|"
+    r"closures?)\b"
+    r"|\b(?:baggage|luggage|carry ?-?ons?|checked bags?|suitcases?|bags?)\b.*\b(?:allowance|allowed|"
+    r"limits?|fees?|weight|size|dimensions|policy|can i (?:bring|take|carry))\b"
+    r"|\bhow (?:many|heavy|big|large) (?:can )?(?:my )?(?:bags|baggage|luggage|carry ?-?ons|suitcases?)\b"
+    r"|\b(?:a|my|the|how many|of) carry ?-?ons?\b(?! (?:playing|with|the)\b)"
+    r"|\bcarry ?-?on (?:bags?|luggage|baggage|limit|allowance|rules?|policy|size)\b"
+    r"|\bcheck(?:ed|ing)? (?:a |my |two |three |\d+ )?(?:bags?|suitcases?|luggage)\b"
+)
 # Warnings and alerts about the world outside: fresh information.
 ALERT = (
     r"\b(?:weather|storm|tornado|hurricane|flood|tsunami|heat|travel|air quality|severe|fire|avalanche|"
@@ -411,7 +539,8 @@ COMMUNICATION = _words(
     r"instagram",
     r"linkedin",
     r"social media",
-    r"status update",
+    # "post a status update"; "a status update on the lights" asks for the devices' states.
+    r"status update(?! (?:on|of|for|about) (?:the|my|all|every)\b)",
     r"contacts?",
     r"phone ?book",
 )
@@ -421,7 +550,8 @@ GENERAL_DOMAIN = (
         r"call",
         r"dial",
         r"ring",
-        r"lists?",
+        # A list to keep; "list the lights that are on" asks for a report.
+        r"lists?(?! (?:all|every|each|the|my|our|which|what|everything|anything)\b)",
         r"to ?do",
         r"chores?",
         r"shopping",
@@ -449,10 +579,87 @@ GENERAL_DOMAIN = (
     )
     + r"|\bplay\b.*\b(?:game|chess|crossword|quiz|trivia|cards)\b|\bgame of\b"
 )
+# One's money and accounts: no tool of ours sees them. A device or price word inside ("a limit on my
+# card", "lock my debit card", "200 dollars to savings") makes them neither a device nor the news.
+MONEY = (
+    _words(
+        r"(?:credit|debit|atm|bank|gift|prepaid|rewards?|store|visa|discover|chase|amex) cards?",
+        r"master ?card",
+        r"amex",
+        r"american express",
+        r"capital one",
+        r"(?:bank|checking|savings|brokerage|retirement|joint|current) accounts?",
+        r"accounts?",
+        r"(?<!power )(?<!river )banks?",
+        r"banking",
+        r"credit (?:limit|score|report|line|rating|history|union)",
+        r"(?:spending|withdrawal|daily|card) limit",
+        r"(?:my|our) (?:\w+ )?limit",
+        r"take ?home pay",
+        r"balances?",
+        r"transactions?",
+        r"(?:card|recent|last) purchases?",
+        r"statements?",
+        r"(?:routing|account|card|pin) number",
+        r"pin(?: code)?",
+        r"apr",
+        r"interest(?: rates?)?(?!.*\b(?:today|right now|currently|this week|lately)\b)",
+        r"overdra(?:ft|wn)",
+        r"direct deposit",
+        r"pay ?checks?",
+        r"pay ?day",
+        r"pay ?stubs?",
+        r"salary",
+        r"wages?",
+        r"income",
+        r"tax(?:es)?",
+        r"w ?2",
+        r"1099",
+        r"401 ?k",
+        r"ira",
+        r"pension",
+        r"mortgage(?!.*\b(?:today|right now|currently|this week|lately)\b)",
+        r"loans?",
+        r"debts?",
+        r"(?:reward|rewards|loyalty|credit card) (?:points|miles)",
+        r"pto",
+        r"(?:vacation|sick|personal|paid) (?:days|time|leave)",
+        r"time off",
+        r"cash ?back",
+        r"bills?",
+        r"(?:minimum|monthly|card|loan|rent|mortgage) payments?",
+        r"(?:annual|foreign transaction|overdraft|late|atm|card|account|bank|transfer) fees?",
+        r"fraud(?:ulent)?",
+        r"net worth",
+        r"budget",
+        r"(?<!daylight )(?<!energy )savings",
+        r"(?:my|from|to|into) checking",
+        r"checkbook",
+        r"cheque(?:book|s)?",
+        r"chequing",
+        r"receipts?",
+        r"withdraw(?:al|als|n)?",
+        r"deposits?",
+        r"rent (?:payment|due|paid)",
+        r"(?:new|order) checks",
+        r"insurance",
+        r"paypal",
+        r"venmo",
+        r"zelle",
+    )
+    + r"|\b(?:my|our) (?:\w+ )?cards?\b|\bmy visa\b(?! (?:for|to|application|requirements?)\b)"
+    r"|\b(?:my|much|send|transfer|wire|move) (?:money|cash|funds)\b|\b(?:a|make a|wire|bank) transfer\b"
+    r"|\btransfer \$?\d|\bpay (?:my|the|off|for|a|an|\d)\b|\bget paid\b|\bspen(?:d|t|ding)\b"
+    r"|\b(?:charges?|charged) (?:on|to) (?:my|the|our)\b|\bcharges\b"
+    r"|\b(?:do|did) (?:i|we) (?:owe|earn|make)\b"
+    r"|\bhow much (?:do|did|will) (?:i|we) (?:owe|earn|make|have)\b"
+)
 # Bookings and availability: no tool of ours books anything, and a date in them is no timer.
 BOOKING = (
-    r"\b(?:tickets?|reservations?|reserve|flights?|hotels?|airbnb|check(?:ing)? ?(?:in|out)|table for|"
+    r"\b(?:tickets?|reservations?|reserve|hotels?|airbnb|check(?:ing)? ?(?:in|out)|table for|"
     r"rent(?:al)? (?:a )?car|seats? (?:for|on|at))\b|\bbook (?:a|an|me|us|the|my|two|three|four)\b"
+    # A flight is a booking unless the question is where it is now ("is my flight delayed": travel).
+    r"|^(?!.*" + _TRIP_NOW + r").*\bflights?\b"
 )
 # Asking how to do something: knowledge, not news.
 HOW_TO = (
@@ -461,14 +668,51 @@ HOW_TO = (
 )
 # Asking what is on one's calendar: a calendar request (timer), not small talk.
 CALENDAR_QUESTION = (
-    r"\b(?:am i|are we|is \w+) (?:free|available|busy|booked)\b"
-    r"|\bwhat(?:'s| is| does| do)? (?:on )?my (?:day|week|weekend|morning|afternoon|evening|"
+    r"\b(?:am i|are we)(?: \w+)? (?:free|available|busy|booked|open)\b"
+    r"|\bis \w+ (?:free|available|busy|booked)\b"
+    r"|\b(?:if|whether|when) (?:i'm|i am|we're|we are)(?: \w+)? (?:free|available|busy|booked|open)\b"
+    r"|\bis (?:\d{1,2}(?: \d\d)?(?: ?(?:am|pm|o'clock))?|noon) (?:free|open|available|taken)\b"
+    r"|\bhave (?:i |we )?(?:got )?(?:any |some )?(?:free |spare )?time "
+    r"(?:on|at|this|next|tomorrow|today|tonight)\b"
+    r"|\bwhat(?:'?s| is| does| do)? (?:on )?my (?:day|week|weekend|morning|afternoon|evening|"
     + _WEEKDAY
     + r"|"
     + _MONTH
     + r"|schedule|calendar)\b.*\b(?:look|like|have|hold)\b"
-    r"|\bwhat do (?:i|we) have (?:on|going on|planned|scheduled|booked|today|tomorrow|this|next)\b"
-    r"|\bdo (?:i|we) have (?:anything|something|plans) (?:on|planned|scheduled|today|tomorrow|this|next)\b"
+    r"|\bwhat do (?:i|we) have (?:on(?! (?:my|the|our) (?:\w+ )?(?:list|to do|cart|plate))|going on|planned|"
+    r"scheduled|booked|today|tomorrow|this|next)\b"
+    r"|\bdo (?:i|we) have (?:anything|something|plans) (?:on(?= (?:for |at )?(?:"
+    + _WHEN
+    + r")\b| ?$)|planned|"
+    r"scheduled|today|tomorrow|this|next)\b"
+    # Availability, said of oneself or of a stretch of one's time ("is my afternoon open").
+    r"|\bhow (?:free|busy|booked|packed) (?:am i|are we|is my)\b"
+    r"|\bis (?:my|our) (?:\w+ )?(?:" + _DAYPART + r")\b(?: \w+)? (?:free|available|busy|booked|open|clear|"
+    r"empty|packed|full)\b"
+    r"|\bis (?:" + _WEEKDAY + r"|tomorrow|today)(?: (?:morning|afternoon|evening|night))? (?:free|open|"
+    r"available|busy|booked)\b"
+    r"|\b(?:any|my next|the next|next) (?:free|open|spare) (?:time|slots?|spots?|hours?)\b"
+    r"|\bdoes (?:" + _WEEKDAY + r"|tomorrow|today)(?: \w+)?(?: at \d+)? work(?: for (?:me|us))?$"
+    r"|\b(?:my|our) (?:availability|commitments|engagements)\b|\bon my plate\b"
+    # "what does friday look like", "how's next week looking": a stretch of one's time, not the sky.
+    r"|^(?!.*\b(?:weather|forecast|outside|rain|snow|temperature|sky|traffic|sunny)\b).*\b(?:what|how)"
+    r"(?:'?s| is| does| do| will)? (?:the rest of |my |our |this |next |the )*(?:" + _DAYPART + r")\b"
+    r"(?: \w+)?(?: \w+)? (?:look(?:s|ing)?|shaping up|shape up)\b"
+    r"|\b(?:what am i|what are we|am i|are we) (?:doing|up to)\b.*\b(?:" + _WHEN + r")\b"
+    r"|\b(?:do|have|did|will) (?:i|we) (?:have |got |have got )(?:any(?:thing)? |something |some |nothing )?"
+    r"(?:on(?= (?:for |at )?(?:"
+    + _WHEN
+    + r")\b| ?$)|planned|scheduled|booked|lined up|going on|happening|plans|"
+    r"commitments?|engagements?|appointments?|events?)\b"
+    r"|\b(?:any|my|our|what) plans (?:for |on |at )?(?:" + _WHEN + r")\b"
+    r"|\banything (?:on|planned|scheduled|booked|happening|going on|lined up) (?:for |on |at )?(?:"
+    + _WHEN
+    + r")\b"
+    r"|\bwhat(?:'?s| is| are)? (?:on|planned|scheduled|booked|lined up) (?:for |on )?(?:me |us )?(?:"
+    + _WHEN
+    + r")\b"
+    r"|\bcoming up (?:for me|for us|on my|in my)\b|\b(?:i|we) (?:have|got) coming up\b"
+    r"|\b(?:what(?:'?s| is)|anything) coming up(?: (?:today|tomorrow|this week|next week|later))?$"
 )
 QUESTION_KNOWLEDGE = (
     r"^(?:who|whom|whose|why|where|define|explain|spell|translate|calculate)\b"

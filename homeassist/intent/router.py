@@ -49,6 +49,7 @@ CUES: tuple[Cue, ...] = (
     _cue("weak_device_verb", "device", 0.6, patterns.WEAK_DEVICE_VERB),
     _cue("level_change", "device", 1.5, patterns.LEVEL_CHANGE),
     _cue("device_state", "device", 1.5, patterns.DEVICE_STATE),
+    _cue("device_report", "device", 2.5, patterns.DEVICE_REPORT),
     _cue("indoor_temperature", "device", 1.5, patterns.INDOOR_TEMPERATURE),
     _cue("media_control", "device", 3.5, patterns.MEDIA_CONTROL),
     _cue("in_here", "device", 1.0, patterns.IN_HERE),
@@ -62,9 +63,11 @@ CUES: tuple[Cue, ...] = (
     _cue("sports", "web", 1.0, patterns.SPORTS),
     _cue("search", "web", 1.0, patterns.SEARCH),
     _cue("alert", "web", 2.0, patterns.ALERT),
+    _cue("travel", "web", 3.0, patterns.TRAVEL),
     _cue("booking", "general", 2.0, patterns.BOOKING),
+    _cue("money", "general", 3.0, patterns.MONEY),
     _cue("how_to", "general", 1.5, patterns.HOW_TO),
-    _cue("calendar_question", "timer", 3.0, patterns.CALENDAR_QUESTION),
+    _cue("calendar_question", "timer", 3.5, patterns.CALENDAR_QUESTION),
     _cue("outdoor", "web", 2.0, patterns.OUTDOOR),
     _cue("communication", "general", 4.0, patterns.COMMUNICATION),
     _cue("general_domain", "general", 3.0, patterns.GENERAL_DOMAIN),
@@ -76,6 +79,7 @@ CUES: tuple[Cue, ...] = (
 MIN_SCORE = 0.8
 _DELAY = re.compile(patterns.DELAY)
 _FRESH = re.compile(patterns.FRESH)
+_REMIND_ME = re.compile(patterns.REMIND_ME)
 _AREA_SETTING = re.compile(
     r"\b\d+ ?(?:%|percent)?$|\b(?:on|off|red|green|blue|yellow|purple|pink|orange|white|violet|cyan|"
     r"magenta)$"
@@ -140,6 +144,10 @@ def cue_scores(
     if scores["device"] >= 1.7 and {"device_verb", "weak_device_verb"} & set(hits) and _DELAY.search(norm):
         scores["timer"] += scores["device"] + 0.5
         hits.append("delayed_action")
+    # Asking to be told later outweighs what it is about, however many topics it names ("remind me
+    # to call the bank": a reminder, not a call or an account question).
+    if scores["general"] >= scores["timer"] and _REMIND_ME.search(norm):
+        scores["timer"] = scores["general"] + 0.5
     # Time words inside a timer, calendar or web request belong to it ("what time is my meeting",
     # "the weather this week").
     if scores["datetime"] and (scores["timer"] or scores["web"]):

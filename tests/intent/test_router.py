@@ -117,6 +117,86 @@ def test_a_lone_device_noun_in_a_sentence_offers_the_device_tools_without_claimi
         assert (intent.kind, intent.also, intent.command) == ("general", ("device",), None), text
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "is there a big limit on my american express",
+        "lock my debit card",
+        "transfer 300 dollars from savings to checking",
+        "what are the interest rates on my credit cards",
+        "is my visa card still active",
+        "how many vacation days do i have left",
+        "when does my paycheck come in",
+    ],
+)
+def test_money_and_account_questions_are_general_not_devices_or_the_news(text: str) -> None:
+    intent = classify(text, HOME)
+    assert (intent.kind, intent.command) == ("general", None)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what does saturday look like",
+        "is my evening free",
+        "have i got anything on this afternoon",
+        "what's planned for friday",
+        "how's my week shaping up",
+    ],
+)
+def test_questions_about_ones_free_time_are_calendar_requests(text: str) -> None:
+    assert classify(text).kind == "timer"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "is ua 455 on time",
+        "has my flight to boston been delayed",
+        "where is my flight",
+        "is the train to leeds running late",
+        "any travel advisories for peru",
+        "do i need a visa for brazil",
+        "what's the baggage allowance on delta",
+    ],
+)
+def test_flight_status_and_travel_advisories_are_web_questions(text: str) -> None:
+    assert classify(text).kind == "web"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "give me a status report of the lights",
+        "list everything that's on",
+        "show me which windows are open",
+        "what's on upstairs right now",
+        "check all the locks",
+    ],
+)
+def test_reports_of_several_devices_states_are_device_requests(text: str) -> None:
+    assert classify(text, HOME).kind == "device"
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("humidity in denver", "web"),
+        ("how humid is it inside", "device"),
+        ("what's the humidity in the kitchen", "device"),
+        ("book a flight to denver", "general"),
+        ("remind me to pay the water bill on friday", "timer"),
+        ("remind me to check my flight status tonight", "timer"),
+        ("what's the exchange rate from euros to dollars", "web"),
+        ("what's the status of my order", "general"),
+        ("list the presidents of the united states", "general"),
+        ("turn off everything in the house", "device"),
+    ],
+)
+def test_neighbours_of_the_new_cues_keep_their_kind(text: str, kind: str) -> None:
+    assert classify(text, HOME).kind == kind
+
+
 @pytest.mark.parametrize("text", ["tell me a joke", "hello how are you doing", "who painted the mona lisa"])
 def test_chit_chat_with_a_clear_margin_gets_no_tools(text: str) -> None:
     intent = classify(text, HOME)

@@ -29,6 +29,9 @@ def test_device_tools_become_flat_typed_functions() -> None:
         "set_level",
         "set_temperature",
         "set_lock",
+        "toggle",
+        "change_level",
+        "change_temperature",
     ]
     assert all(set(t) == {"type", "function"} and t["type"] == "function" for t in converted)
     set_level = converted[4]["function"]
@@ -40,6 +43,10 @@ def test_device_tools_become_flat_typed_functions() -> None:
         "type": "integer",
         "description": "0 to 100.",
     }
+    # The unit said, when one was: a choice of two, never required.
+    set_temperature = converted[5]["function"]["parameters"]
+    assert set_temperature["required"] == ["device", "degrees"]
+    assert set_temperature["properties"]["unit"]["enum"] == ["C", "F"]
     # An optional argument is its plain type, not anyOf with null, and is not required.
     list_devices = converted[0]["function"]["parameters"]
     assert list_devices["properties"]["area"]["type"] == "string"
