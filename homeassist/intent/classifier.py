@@ -38,6 +38,7 @@ from homeassist.intent.targets import (
     resolve,
 )
 from homeassist.messages import Command, Intent, IntentKind
+from homeassist.vocabulary import says_stop
 
 #: Only the start of a longer text is classified: a spoken request is far shorter, and some routing
 #: cues (``a .* b``) take time that grows faster than the text.
@@ -108,6 +109,9 @@ def _classify(norm: str, follow_up: FollowUp | None, index: HomeIndex, room: str
         answer = choose(norm, follow_up.choices, index)
         if answer is not None:
             return answer
+    if says_stop(norm):
+        # "stop", "cancel" alone: the voice loop's word for silence, never a timer or a device request.
+        return Intent("general", 0.5)
     said = parse(norm, index)
     # Weather entities are places to ask about, not devices to control.
     named_device = any(d.type != "weather" for d in said.named)

@@ -123,6 +123,8 @@ DEVICE_VERB = (
     r"|\b(?:dim|brighten|lighten|darken|illuminate|unlock|lock|toggle|arm|disarm|"
     r"mow|mowing|vacuum|vacuuming|watering|preheat|brew|transition to)\b"
     r"|^(?:\w+ ){0,3}(?:on|off)$|\breturn (?:to )?(?:the )?(?:base|dock|charger)\b"
+    # "crank the heat up", "knock the heating back a touch".
+    r"|\b(?:crank|whack|knock|bump|dial|nudge|pump|bring)\b.*\b(?:up|down|back)\b"
 )
 # Verbs that also open apps and start games: evidence only beside a device noun or a room.
 WEAK_DEVICE_VERB = (
@@ -200,6 +202,8 @@ DEVICE_STATE = (
     + r"\b"
     r"|\b(?:which|what|how many|any)\b.*\b(?:things?|stuff|everything)\b.*\b" + _STATE_WORD + r"\b"
     r"|\b(?:state|status) of\b"
+    # "what's the thermostat set to", "what's the heating reading".
+    r"|\b(?:thermostat|heating|heater)\b.*\b(?:set (?:to|at)|reading|showing|says?)$"
     r"|\b(?:humidity|occupancy|motion|smoke|leak|co2|carbon monoxide|moisture|batter(?:y|ies)|"
     r"power usage|energy usage|consumption|rainfall|voltage|wattage|power factor|apparent power|"
     r"stored energy|air quality|aqi|illuminance|lux|download speed|updates? available)\b"
@@ -262,7 +266,9 @@ INDOOR_TEMPERATURE = (
     r"|^how (?:warm|hot|cold|cool) is it$"
 )
 OUTDOOR = (
-    r"\b(?:outside|outdoors?|out there)\b"
+    # "the outside light", "every outdoor lamp": a device outdoors, not the weather.
+    r"\b(?:outside|outdoors?|out there)\b(?! (?:lights?|lamps?|lighting|doors?|plugs?|sockets?|outlets?|"
+    r"fans?|heaters?|sprinklers?|cameras?|speakers?)\b)"
     r"|\b(?:temperature|degrees|hot|cold|warm|cool|humid|humidity|sticky|nice|climate)\b.*"
     r"\b(?:today|tonight|tomorrow|this (?:week|weekend|morning|afternoon|evening)|next week)\b"
     r"|\b(?:tomorrow|tonight)\b.*\b(?:temperature|degrees|hot|cold|warm|nice)\b"
@@ -334,7 +340,7 @@ DELAY = (
     r"twenty|thirty|forty|forty five|sixty|ninety|half an?|a couple of|a few) (?:and a half )?"
     r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?)\b"
     r"|\b(?:at|by) (?:\d{1,2}(?::\d\d)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|"
-    r"twelve|noon|midnight)(?: ?(?:am|pm|a m|p m|o'clock|oclock))?\b"
+    r"twelve|noon|midnight)(?: ?(?:am|pm|a m|p m|o'clock|oclock))?\b(?! ?(?:%|percent|per cent|degrees?|°))"
     r"|\b(?:tonight at|every (?:day|morning|evening|night|weekday)|tomorrow morning)\b"
 )
 

@@ -83,6 +83,8 @@ _REMIND_ME = re.compile(patterns.REMIND_ME)
 _AREA_SETTING = re.compile(
     r"\b\d+ ?(?:%|percent)?$|\b(?:on|off|red|green|blue|yellow|purple|pink|orange|white|violet|cyan|"
     r"magenta)$"
+    # "downstairs at 66 and a half", "68 upstairs please": a number for a room is its setting.
+    r"|^\d+(?:\.\d)? \w+(?: please)?$|\b(?:at|to) \d+(?:\.\d)?(?: and a half)?(?: degrees)?$"
 )
 
 

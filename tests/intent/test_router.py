@@ -197,6 +197,24 @@ def test_neighbours_of_the_new_cues_keep_their_kind(text: str, kind: str) -> Non
     assert classify(text, HOME).kind == kind
 
 
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("turn off the outside light", "device"),  # a device outdoors, not the weather
+        ("is it cold outside", "web"),
+        ("dim the desk lamp by 30 percent", "device"),  # a step, not a clock time
+        ("turn on the porch light by 7", "timer"),
+        ("what's the thermostat set to", "device"),
+        ("whack the heating up", "device"),
+        ("knock the heating back a touch", "device"),
+        ("stop", "general"),
+        ("cancel", "general"),
+    ],
+)
+def test_how_people_word_device_requests_routes_them_to_the_devices(text: str, kind: str) -> None:
+    assert classify(text, HOME).kind == kind
+
+
 @pytest.mark.parametrize("text", ["tell me a joke", "hello how are you doing", "who painted the mona lisa"])
 def test_chit_chat_with_a_clear_margin_gets_no_tools(text: str) -> None:
     intent = classify(text, HOME)
