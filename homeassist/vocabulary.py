@@ -140,6 +140,8 @@ NAME_SYNONYMS: dict[str, tuple[str, ...]] = {
     "coffeemaker": ("coffee",),
     "teakettle": ("kettle",),
 }
+#: Words whose meaning every hint carries: known to the home even when no name uses them.
+HINT_WORDS = frozenset().union(*TYPE_HINTS.values())
 #: Words that make a request about a group: "all the lights", "every lamp".
 GROUP_WORDS = frozenset({"all", "every", "everything", "each", "whole", "entire", "both"})
 

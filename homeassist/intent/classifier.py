@@ -21,22 +21,15 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from homeassist.intent.actions import device_command
 from homeassist.intent.answers import choose
 from homeassist.intent.clock_times import FoundAt, mentions_other_day, search_at
 from homeassist.intent.durations import FoundDuration, search_duration
 from homeassist.intent.home import HomeIndex, HomeSnapshot, index_of
 from homeassist.intent.numbers import words_to_digits
 from homeassist.intent.router import route
-from homeassist.intent.targets import (
-    Said,
-    Target,
-    area_of,
-    device_command,
-    device_intent,
-    parse,
-    placed,
-    resolve,
-)
+from homeassist.intent.said import Said, Target
+from homeassist.intent.targets import area_of, device_intent, parse, placed, resolve
 from homeassist.messages import Command, Intent, IntentKind
 from homeassist.vocabulary import says_stop
 

@@ -38,7 +38,8 @@ from typing import Any
 
 from homeassist.errors import AmbiguousDeviceError, DeviceNotFoundError
 from homeassist.intent.home import HomeIndex, HomeSnapshot, IndexedDevice, index_of, normalize_name
-from homeassist.intent.targets import Ask, Target, parse, placed, resolve
+from homeassist.intent.said import Ask, Target
+from homeassist.intent.targets import parse, placed, resolve
 from homeassist.messages import Command
 from homeassist.vocabulary import GROUP_WORDS, TYPE_HINTS, TYPE_NOUNS, TYPE_WORD, join_or, plural, words
 from homeassist.zwave.home import Device, Home

@@ -1,0 +1,90 @@
+"""The heat: which device answers "how warm is it" (``thermometer``), and which thermostat a request
+that names none means (``thermostat_for``): the one in the place named or the request's room, the
+home's only one (it heats every room), or the two or three to ask between.
+"""
+
+from __future__ import annotations
+
+import re
+
+from homeassist.intent.home import HomeIndex, IndexedDevice
+from homeassist.intent.said import MAX_CHOICES, Ask, Said, Target
+
+#: Asking how warm it is indoors: the home's thermometer answers ("how warm is it in here", "what's the
+#: temperature inside"). The router sends outdoor and weather questions to the web first.
+_TEMPERATURE_QUESTION = re.compile(
+    r"^(?:what(?:'s| is)|how(?:'s| is)?|tell me|is it|check)\b.*\b(?:temperature|temp|warm|hot|cold|cool|"
+    r"chilly|degrees)\b"
+)
+
+
+def temperature_question(digits: str, said: Said) -> bool:
+    """Asking how warm it is, naming no device ("is it 21 degrees" is the model's to compare)."""
+    return (
+        not said.named
+        and _TEMPERATURE_QUESTION.search(digits) is not None
+        and not any(c.isdigit() for c in digits)
+    )
+
+
+def thermometer(said: Said, index: HomeIndex) -> Target | None:
+    """The one sensor in the area named (or the request's room, or the home), else the one thermostat
+    there; None when there is none or more than one."""
+    if len(said.areas) > 1:
+        return None
+    if said.room is not None and not said.areas:
+        # The request's room first; "in here" is that room or nothing, else the home's one.
+        there = [d for d in index.devices if d.area == said.room]
+        if said.here or any(d.type in ("sensor", "climate") for d in there):
+            return _reader(there)
+    return _reader([d for d in index.devices if not said.areas or d.area == said.areas[0]])
+
+
+#: A thermostat's work said without naming one: the heat, a temperature, warmer, "to 70 degrees".
+_HEAT = re.compile(
+    r"\b(?:heat|heating|thermostat|temperature|temp|warmer|cooler|colder|hotter)\b"
+    r"|\d\s*(?:°|degrees?\b|celsius\b|centigrade\b|fahrenheit\b|c\b|f\b)|\b(?:heat|cool|warm)\b.*\bto \d"
+    r"|\b(?:heat|cool|warm)\b(?: \w+)? (?:up|down)\b"
+)
+
+
+def heat_said(digits: str, said: Said, index: HomeIndex) -> bool:
+    """A thermostat's work said without naming one: heat words, or a place with a thermostat and no
+    light set to a number ("set upstairs to 70", "downstairs at 66")."""
+    if _HEAT.search(digits):
+        return True
+    place = said.areas[0] if len(said.areas) == 1 else said.room if said.here else None
+    there = {d.type for d in index.devices if d.area == place}
+    return (
+        "climate" in there and "light" not in there and re.search(r"\b(?:to|at) \d|^\d", digits) is not None
+    )
+
+
+def thermostat_for(said: Said, index: HomeIndex) -> Target | Ask | None:
+    """The thermostat a request naming none means: the one in the area named, else in the request's
+    room, else the home's one; the home's two or three to ask between; else None."""
+    if len(said.areas) > 1:
+        return None
+    every = [d for d in index.devices if d.type == "climate"]
+    for place in (said.areas[0] if said.areas else None, said.room):
+        if place is not None:
+            there = [d for d in every if d.area == place]
+            if len(there) == 1:
+                return Target(there[0].name, frozenset({"climate"}))
+            if said.areas and len(every) > 1:
+                return None  # "heat the office" in a zoned home: not another room's
+    if len(every) == 1:  # one thermostat heats the whole home: "warmer in the bedroom" is it
+        return Target(every[0].name, frozenset({"climate"}))
+    if 1 < len(every) <= MAX_CHOICES:
+        return Ask(tuple(Target(d.name, frozenset({"climate"})) for d in every), exact=False)
+    return None
+
+
+def _reader(pool: list[IndexedDevice]) -> Target | None:
+    for kind in ("sensor", "climate"):
+        found = [d for d in pool if d.type == kind]
+        if len(found) == 1:
+            return Target(found[0].name, frozenset({kind}))
+        if found:
+            return None
+    return None
