@@ -17,6 +17,7 @@ from homeassist.messages import Command, Intent
 from homeassist.zwave import home as zwave_home
 from homeassist.zwave.home import Device
 from tests.intent.test_targets import HOME, ZWAVE
+from tests.intent.test_thermostats import FLOORS
 
 #: A room of two lights and two switches, none called by the room's name.
 OFFICE_HOME: HomeSnapshot = {
@@ -288,3 +289,17 @@ def test_without_a_thermometer_in_the_room_the_homes_one_answers() -> None:
 )
 def test_a_room_is_matched_to_an_area_without_case_or_spaces(room: str | None, area: str | None) -> None:
     assert area_of(room, HOME["areas"]) == area
+
+
+@pytest.mark.parametrize(
+    ("text", "room"),
+    [("dining room light on please", "dining room"), ("turn on the guest room light", "guest room")],
+)
+def test_a_two_word_room_the_home_lacks_is_never_heard_as_one_it_has(text: str, room: str) -> None:
+    # "dining room" sounds like "living room": it is a room, not a name heard wrong.
+    intent = classifier.classify(text, FLOORS)
+    assert intent.command is None
+    assert (
+        intent.question
+        == f"There is no {room} here. The rooms are Bedroom, Downstairs, Living Room and Upstairs."
+    )

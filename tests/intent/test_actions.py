@@ -1,0 +1,62 @@
+"""What a device command does (issue 27): a temperature keeps the unit said, warmer and cooler step
+the thermostat, brightness in the ways people say it, a step brighter or dimmer, toggle."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from homeassist.messages import Command
+from tests.intent.test_targets import command
+
+
+@pytest.mark.parametrize(
+    ("text", "args"),
+    [
+        ("set the thermostat to 70 fahrenheit", {"degrees": 70.0, "unit": "F"}),
+        ("thermostat to 21 c", {"degrees": 21.0, "unit": "C"}),
+        ("heat the house to 70 degrees", {"degrees": 70.0}),  # the tool reads 70 as °F in a °C home
+        ("set the heat to twenty one and a half", {"degrees": 21.5}),
+        ("cool it down to 19", {"degrees": 19.0}),
+    ],
+)
+def test_a_temperature_keeps_the_unit_said(text: str, args: dict[str, Any]) -> None:
+    assert command(text) == Command("set_temperature", {"device": "Hallway Thermostat", **args})
+
+
+@pytest.mark.parametrize(
+    ("text", "by"),
+    [
+        ("turn up the heat", 1.0),
+        ("make it a bit cooler", -1.0),
+        ("turn the heating down two degrees", -2.0),
+        ("raise the thermostat by 3", 3.0),
+    ],
+)
+def test_warmer_and_cooler_step_the_thermostat(text: str, by: float) -> None:
+    assert command(text) == Command("change_temperature", {"device": "Hallway Thermostat", "by": by})
+
+
+@pytest.mark.parametrize(
+    ("text", "tool", "value"),
+    [
+        ("set the bedroom lamp to 20 % brightness", "set_level", 20),
+        ("brightness of the bedroom lamp to 60", "set_level", 60),
+        ("dim the bedroom lamp to half", "set_level", 50),
+        ("max brightness on the bedroom lamp", "set_level", 100),
+        ("turn up the bedroom lamp", "change_level", 20),
+        ("dim the bedroom lamp a bit", "change_level", -10),
+        ("turn the brightness down on the bedroom lamp", "change_level", -20),
+        ("make the bedroom lamp brighter by 30 percent", "change_level", 30),
+        ("toggle the bedroom lamp", "toggle", None),
+        ("flip the bedroom lamp", "toggle", None),
+        ("kill the bedroom lamp", "turn_off", None),
+    ],
+)
+def test_brightness_steps_and_toggle(text: str, tool: str, value: int | None) -> None:
+    amount = {"set_level": {"percent": value}, "change_level": {"by": value}}.get(tool, {})
+    assert command(text) == Command(tool, {"device": "Bedroom Lamp", **amount})
+
+
+#: Two floors, each heated by its own thermostat, and no light on either.

@@ -1,0 +1,64 @@
+"""Which thermostat a request that names none means (issue 27): the one of the place said or the
+request's room, the home's only one for any room, two or three asked between; "the main light" of a
+room is the light named after it."""
+
+from __future__ import annotations
+
+import pytest
+
+from homeassist.intent.home import HomeSnapshot
+from homeassist.messages import Command
+from tests.intent.test_targets import classifier, command
+
+FLOORS: HomeSnapshot = {
+    "devices": [
+        {"name": "Downstairs Thermostat", "area": "Downstairs", "type": "climate"},
+        {"name": "Upstairs Thermostat", "area": "Upstairs", "type": "climate"},
+        {"name": "Living Room Light", "area": "Living Room", "type": "light"},
+        {"name": "Couch Lamp", "area": "Living Room", "type": "light"},
+        {"name": "Bedroom Light", "area": "Bedroom", "type": "light"},
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("text", "room", "tool", "device", "amount"),
+    [
+        ("set upstairs to seventy", None, "set_temperature", "Upstairs Thermostat", {"degrees": 70.0}),
+        ("heat this floor to 74", "Upstairs", "set_temperature", "Upstairs Thermostat", {"degrees": 74.0}),
+        ("all thermostats to 68", None, "set_temperature", "all thermostats", {"degrees": 68.0}),
+        ("turn the heat up", "Downstairs", "change_temperature", "Downstairs Thermostat", {"by": 1.0}),
+    ],
+)
+def test_a_place_with_one_thermostat_is_its_thermostat(
+    text: str, room: str | None, tool: str, device: str, amount: dict[str, float]
+) -> None:
+    found = classifier.classify(text, FLOORS, room=room).command
+    assert found == Command(tool, {"device": device, **amount})
+
+
+def test_two_thermostats_are_asked_between_and_the_main_light_is_the_rooms_own() -> None:
+    asked = classifier.classify("set the temperature to 70", FLOORS)
+    assert asked.command is None
+    assert asked.question == "Did you mean the downstairs thermostat or the upstairs thermostat?"
+    # "the main light" beside a Couch Lamp is the light named after the room; "by the couch", the lamp.
+    for text, device in [
+        ("switch on the main living room light", "Living Room Light"),
+        ("turn on the big light in the living room", "Living Room Light"),
+        ("turn on the light by the sofa", "Couch Lamp"),
+    ]:
+        assert classifier.classify(text, FLOORS).command == Command("turn_on", {"device": device}), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "make it warmer in the living room",
+        "increase the heating in the bedroom",
+        "too cold, turn up the heat",
+    ],
+)
+def test_the_one_thermostat_of_a_home_warms_any_room(text: str) -> None:
+    assert command(text) == Command("change_temperature", {"device": "Hallway Thermostat", "by": 1.0})
+    # Where each floor has its own, a room without one is the model's to ask about.
+    assert classifier.classify(text.replace("bedroom", "living room"), FLOORS).command is None
