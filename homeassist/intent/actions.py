@@ -67,11 +67,10 @@ def device_command(text: str, target: Target) -> Command | None:
         return None  # "close the valve on the terrace": the "on" is no action
     if target.types <= {"light"} and (step := _light_step(text)) is not None:
         return Command("change_level", {**device, "by": step})
-    level = _level(text) or (_level_to(text) if target.types <= {"light", "cover"} else None)
+    lighting = target.types <= {"light", "cover"}
+    level = _level(text) or (_level_to(text, target.device) if lighting else None)
     if level is not None:
-        return (
-            Command("set_level", {**device, "percent": level}) if target.types <= {"light", "cover"} else None
-        )
+        return Command("set_level", {**device, "percent": level}) if lighting else None
     if _PERCENT.search(text):
         return None  # more than 100 %
     text = _NOT_PARTICLE.sub(r"\1", text)
@@ -127,9 +126,19 @@ def _level(text: str) -> int | None:
     return None
 
 
-def _level_to(text: str) -> int | None:
-    """A bare "to 40" ending the request ("the lamp to forty"): a level, for a light or a cover."""
-    found = re.search(r"\bto (\d{1,3})$", text)
+#: A number ending the request: "to 40", or right after a device's noun ("living room lamp 50"), never
+#: after a word of time ("at 7", "in 5").
+_LEVEL_TO = re.compile(r"\bto (\d{1,3})$")
+_BARE_LEVEL = re.compile(r"\b(?:lights?|lamps?|bulbs?|blinds?|shades?|curtains?|shutters?) (\d{1,3})$")
+
+
+def _level_to(text: str, name: str = "") -> int | None:
+    """A number ending the request as a level, for a light or a cover: "to 40"; or, with no "on" or
+    "off" said, one after a device's noun that is not part of its ``name`` ("Light 2")."""
+    found = _LEVEL_TO.search(text)
+    if found is None and not re.search(r"\b(?:on|off)\b", text):
+        bare = _BARE_LEVEL.search(text)
+        found = bare if bare and bare.group(0) not in name.lower() else None
     return int(found.group(1)) if found and int(found.group(1)) <= 100 else None
 
 

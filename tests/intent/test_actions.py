@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
+from homeassist.intent.home import HomeSnapshot
 from homeassist.messages import Command
-from tests.intent.test_targets import command
+from tests.intent.test_targets import classifier, command
 
 
 @pytest.mark.parametrize(
@@ -45,6 +46,8 @@ def test_warmer_and_cooler_step_the_thermostat(text: str, by: float) -> None:
         ("brightness of the bedroom lamp to 60", "set_level", 60),
         ("dim the bedroom lamp to half", "set_level", 50),
         ("max brightness on the bedroom lamp", "set_level", 100),
+        ("bedroom lamp 40", "set_level", 40),
+        ("the bedroom lamp to forty", "set_level", 40),
         ("turn up the bedroom lamp", "change_level", 20),
         ("dim the bedroom lamp a bit", "change_level", -10),
         ("turn the brightness down on the bedroom lamp", "change_level", -20),
@@ -60,3 +63,16 @@ def test_brightness_steps_and_toggle(text: str, tool: str, value: int | None) ->
 
 
 #: Two floors, each heated by its own thermostat, and no light on either.
+
+
+def test_a_number_of_a_name_or_a_room_is_never_a_level() -> None:
+    home: HomeSnapshot = {
+        "devices": [
+            {"name": "Light 2", "area": "Hall", "type": "light"},
+            {"name": "Bedroom Light", "area": "Guest Bedroom 1", "type": "light"},
+        ]
+    }
+    assert classifier.classify("light 2", home).command is None
+    assert classifier.classify("turn on light 2", home).command == Command("turn_on", {"device": "Light 2"})
+    found = classifier.classify("turn off the light in guest bedroom 1", home).command
+    assert found == Command("turn_off", {"device": "Bedroom Light"})
