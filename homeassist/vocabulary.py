@@ -204,7 +204,8 @@ COMMAND_WORDS = frozenset(
         "tad", "touch", "smidge", "fire", "crank", "whack", "knock", "drop", "lift", "pull", "push", "bring",
         "keep", "flat", "apartment", "condo", "centigrade", "halfway", "goes", "pop", "cheers", "mate", "yo",
         "im", "running", "going", "working", "mind", "anyone", "someone", "locking", "leave", "left",
-        "single", "say", "says", "show", "shows", "cold", "hot", "chilly", "freezing", "stuffy", "boiling",
+        "single", "say", "says", "show", "shows", "give", "report", "list", "overview", "summary", "rundown",
+        "cold", "hot", "chilly", "freezing", "stuffy", "boiling",
     }
 )  # fmt: skip
 

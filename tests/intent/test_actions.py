@@ -76,3 +76,11 @@ def test_a_number_of_a_name_or_a_room_is_never_a_level() -> None:
     assert classifier.classify("turn on light 2", home).command == Command("turn_on", {"device": "Light 2"})
     found = classifier.classify("turn off the light in guest bedroom 1", home).command
     assert found == Command("turn_off", {"device": "Bedroom Light"})
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["give me a status report of the lights", "list the lights", "lights status", "show me the lights"],
+)
+def test_a_report_on_several_devices_reads_them_all(text: str) -> None:
+    assert command(text) == Command("get_device_state", {"device": "all lights"})
