@@ -203,7 +203,7 @@ COMMAND_WORDS = frozenset(
         "hmm", "like", "actually", "quickly", "above", "beside", "below", "near", "next", "behind", "notch",
         "tad", "touch", "smidge", "fire", "crank", "whack", "knock", "drop", "lift", "pull", "push", "bring",
         "keep", "flat", "apartment", "condo", "centigrade", "halfway", "goes", "pop", "cheers", "mate", "yo",
-        "im", "running", "going", "working", "mind", "anyone", "someone", "locking", "leave", "left",
+        "im", "running", "going", "working", "mind", "anyone", "someone", "locking", "leave",
         "single", "say", "says", "show", "shows", "give", "report", "list", "overview", "summary", "rundown",
         "cold", "hot", "chilly", "freezing", "stuffy", "boiling",
     }

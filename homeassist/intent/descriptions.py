@@ -35,8 +35,11 @@ def describes_only(word: str, said: Said) -> bool:
     after a room ("the kitchen area")."""
     if word in ("area", "zone"):
         return bool(said.areas)
+    if word in LANDMARK_ROOMS:
+        return True  # "the lamp by the tv": where it is (``_placed_by`` holds it to that room)
     if word in THING_WORDS and word not in HINT_WORDS:
-        return bool(said.nouns)  # "the window blinds", "the oven light"
+        # "the window blinds" describes blinds; "the oven light" names a light the home may lack.
+        return any(_KIND_OF.get(word) == TYPE_NOUNS[noun] for noun in said.nouns)
     return word in DESCRIPTIVE_WORDS
 
 
@@ -65,7 +68,11 @@ def described_target(
     if isinstance(found, str) or found is None:
         return found
     if isinstance(found, Target) and not found.group:
-        return None if _contradicts(described, found.device, index) else found
+        one = index.device(found.device)
+        if one is None:
+            return found
+        placed = _placed_by(described, [one], index)
+        return found if placed and not _contradicts(described, found.device, index) else None
     if isinstance(found, Ask):
         if not found.exact:
             return found  # a name heard slightly wrong: asked as it is
@@ -87,16 +94,13 @@ _MAIN_WORDS = frozenset({"main", "big", "overhead", "ceiling", "top"})
 def _placed_by(
     described: tuple[str, ...], fits: list[IndexedDevice], index: HomeIndex
 ) -> list[IndexedDevice]:
-    """Of several devices that fit, those the describing words place: in the room a thing said is in
-    ("the lamp by the bed": the bedroom's), or, for "the main light", the one named after its room
-    alone ("Living Room Light" beside a Couch Lamp)."""
-    if len(fits) < 2:
-        return fits
+    """Of the devices that fit, those the describing words place: only those in the room a thing said is
+    in ("the lamp by the bed": the bedroom's, never the living room's only lamp), or whose name says
+    the thing; and, for "the main light" among several, the one named after its room alone ("Living
+    Room Light" beside a Couch Lamp)."""
     rooms = frozenset().union(*(LANDMARK_ROOMS.get(w, frozenset()) for w in described))
     if rooms:
-        placed = [d for d in fits if room_names(d.area) & rooms or any(w in d.words for w in described)]
-        if placed:
-            fits = placed
+        fits = [d for d in fits if room_names(d.area) & rooms or any(w in d.words for w in described)]
     if len(fits) > 1 and _MAIN_WORDS & set(described):
         plain = [d for d in fits if d.type == "light" and d.words <= d.area_words | {"light"}]
         if len(plain) == 1:
@@ -107,7 +111,9 @@ def _placed_by(
 def _contradicts(described: tuple[str, ...], device: str, index: HomeIndex) -> bool:
     """Whether a device's name says the opposite of a describing word ("back" for the Front Door)."""
     found = index.device(device)
-    return found is not None and any(OPPOSITE_WORDS.get(w, frozenset()) & found.words for w in described)
+    return found is not None and any(
+        OPPOSITE_WORDS.get(w, frozenset()) & (found.words | found.area_words) for w in described
+    )
 
 
 def _members(group: Target, index: HomeIndex) -> list[IndexedDevice]:

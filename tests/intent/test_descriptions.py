@@ -90,3 +90,20 @@ def test_a_word_that_hints_at_a_type_never_makes_a_group_but_a_word_of_names_doe
 def test_a_kind_the_home_has_by_its_type_is_never_said_missing(text: str, device: SnapshotDevice) -> None:
     # A vacuum is there whatever it is called; "light" that begins a request is a verb.
     assert not classifier.classify(text, {"devices": [device]}).question
+
+
+def test_a_thing_or_a_place_said_is_never_dropped_for_a_device_elsewhere() -> None:
+    one_light: HomeSnapshot = {"devices": [{"name": "Kitchen Light", "area": "Kitchen", "type": "light"}]}
+    # The oven's light and the lamp by the bed are not the home's only light, in the kitchen.
+    for text in ("turn on the oven light", "turn on the lamp by the bed"):
+        assert classifier.classify(text, one_light).command is None, text
+    lamps: HomeSnapshot = {
+        "devices": [
+            {"name": "Right Lamp", "area": "Living Room", "type": "light"},
+            {"name": "Window Blinds", "area": "Living Room", "type": "cover"},
+        ]
+    }
+    assert classifier.classify("turn on the left lamp", lamps).command is None
+    assert classifier.classify("close the window shades", lamps).command == Command(
+        "turn_off", {"device": "Window Blinds"}
+    )
