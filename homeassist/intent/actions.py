@@ -99,7 +99,7 @@ _FULL = re.compile(
 )
 _HALF = re.compile(r"\bhalf(?:way)?\b")
 _LOWEST = re.compile(
-    r"\b(?:lowest|minimum|min)(?: brightness| level| setting)?\b|\bdimmest\b|\ball the way down\b"
+    r"\b(?:lowest|minimum)(?: brightness| level| setting)?\b|\bdimmest\b|\ball the way down\b"
 )
 #: How much brighter or dimmer a light is made when no number is said, in percent; "a bit" less.
 STEP_PERCENT = 20
