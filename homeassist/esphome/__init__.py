@@ -1,0 +1,1 @@
+"""ESPHome voice satellites over the ESPHome native API (issue 28)."""
