@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -29,6 +31,39 @@ def tcp_uri(value: str) -> str:
         raise ValueError(f"bad port in {value!r}") from err
     if parts.scheme != "tcp" or not parts.hostname or not port or parts.path not in ("", "/"):
         raise ValueError(f"not a tcp://HOST:PORT URI: {value!r}")
+    return value
+
+
+#: The ESPHome native API's port, when an ``esphome://`` URI names none.
+ESPHOME_PORT = 6053
+
+
+def satellite_uri(value: str) -> str:
+    """A satellite's address: ``tcp://HOST:PORT`` (Wyoming) or ``esphome://HOST[:PORT]`` (the ESPHome
+    native API, port 6053 when none is given)."""
+    parts = urlsplit(value)
+    if parts.scheme != "esphome":
+        return tcp_uri(value)
+    try:
+        port = parts.port
+    except ValueError as err:
+        raise ValueError(f"bad port in {value!r}") from err
+    if not parts.hostname or parts.path not in ("", "/") or port == 0:
+        raise ValueError(f"not an esphome://HOST[:PORT] URI: {value!r}")
+    return value
+
+
+def esphome_key(value: str) -> str:
+    """An ESPHome API encryption key: base64 of 32 bytes, as the device's YAML (``api: encryption:
+    key:``) and its web page show it; '' for a device without encryption."""
+    if not value:
+        return value
+    try:
+        raw = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError) as err:
+        raise ValueError("not base64") from err
+    if len(raw) != 32:
+        raise ValueError(f"decodes to {len(raw)} bytes, not 32")
     return value
 
 

@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, field_validator
 
-from homeassist.config.section import Section, http_url, setting, tcp_uri
+from homeassist.config.section import Section, esphome_key, http_url, satellite_uri, setting, tcp_uri
 from homeassist.config.speech import AudioSettings, SttSettings, TtsSettings, VadSettings, WakeSettings
 
 _DURATION = re.compile(r"^-?\d+(\.\d+)?(ns|us|ms|s|m|h)?$")
@@ -355,23 +355,54 @@ class WyomingSettings(Section):
 
 
 class SatelliteSettings(Section):
-    """``[satellites.NAME]``: one Wyoming satellite (``wyoming-satellite`` on a Raspberry Pi in a room)."""
+    """``[satellites.NAME]``: one satellite in a room: a Wyoming one (``wyoming-satellite``), or an
+    ESPHome voice device (Home Assistant Voice PE, Linux Voice Assistant, any ``voice_assistant`` build)."""
 
     uri: str = setting(
         "",
-        "where the satellite listens (its --uri); homeassist connects to it",
-        allowed="a tcp://HOST:PORT URI such as 'tcp://kitchen-pi.local:10700'",
+        "where the satellite listens; homeassist connects to it",
+        allowed="a Wyoming tcp://HOST:PORT URI such as 'tcp://kitchen-pi.local:10700', or an ESPHome "
+        "esphome://HOST[:PORT] URI such as 'esphome://kitchen-voice.local:6053'",
     )
     room: str = setting(
         "",
-        "the room it stands in; '' = the area the satellite reports (its --area), else none",
+        "the room it stands in; '' = the area the satellite reports (its --area, an ESPHome device's "
+        "area), else none",
         allowed="one of the home's areas, such as 'Kitchen', or ''",
+    )
+    encryption_key: str = setting(
+        "",
+        "an ESPHome device's API encryption key (its YAML's api: encryption: key:); '' for none",
+        allowed="base64 of 32 bytes, such as 'pU6Z8n0Wm0y0dW7rL0fJ1j3bZ5Yq2x9k4cE8vT1aB2s=', or ''",
     )
 
     @field_validator("uri")
     @classmethod
-    def _tcp_uri(cls, value: str) -> str:
-        return tcp_uri(value)
+    def _uri(cls, value: str) -> str:
+        return satellite_uri(value)
+
+    @field_validator("encryption_key")
+    @classmethod
+    def _key(cls, value: str) -> str:
+        return esphome_key(value)
+
+    @property
+    def esphome(self) -> bool:
+        """Whether it is an ESPHome device (``esphome://``)."""
+        return self.uri.startswith("esphome://")
+
+
+class EsphomeSettings(Section):
+    """``[esphome]``: what ESPHome voice satellites need of the server: the media listener they fetch
+    their replies from (only one-time reply URLs are served there)."""
+
+    media_host: str = setting(
+        "",
+        "the address the media listener binds; '' = every interface, each device told the address it "
+        "is reached from",
+        allowed="'' or an IP address of this server, such as '192.168.1.10'",
+    )
+    media_port: int = setting(0, "the media listener's port; 0 = any free port", ge=0, le=65535)
 
 
 class PrivacySettings(Section):
@@ -403,9 +434,11 @@ class Settings(Section):
     scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
     api: ApiSettings = Field(default_factory=ApiSettings)
     wyoming: WyomingSettings = Field(default_factory=WyomingSettings)
+    esphome: EsphomeSettings = Field(default_factory=EsphomeSettings)
     privacy: PrivacySettings = Field(default_factory=PrivacySettings)
     satellites: dict[str, SatelliteSettings] = Field(
-        default_factory=dict, description="Wyoming satellites by name, each with its uri and room"
+        default_factory=dict,
+        description="satellites by name (Wyoming or ESPHome), each with its uri and room",
     )
     models: dict[str, ModelOverride] = Field(
         default_factory=dict, description="model profile overrides and additions, by profile or model name"

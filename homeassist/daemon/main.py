@@ -62,6 +62,7 @@ from homeassist.daemon.supervisor import Component, Supervisor
 from homeassist.daemon.voice import hook_up, watch
 from homeassist.daemon.wyoming import serve_wyoming
 from homeassist.errors import QueueFullError
+from homeassist.esphome.media import MediaListener
 from homeassist.llm.base import SentenceSink
 from homeassist.messages import Intent, Reply
 from homeassist.metrics import Metrics
@@ -92,6 +93,7 @@ STOP_TIMEOUTS_S = {
     "browser": 15.0,
     "model client": 3.0,
     "zwave connection": 10.0,
+    "media listener": 3.0,
 }
 
 
@@ -145,6 +147,9 @@ class Daemon:
         #: The one wake-word model set the microphone and every satellite share.
         self._wake = SharedWake(self.settings)
         self._transcriber_lock = asyncio.Lock()
+        #: Where ESPHome satellites fetch their replies; started by the first that needs it.
+        self._media: MediaListener | None = None
+        self._media_lock = asyncio.Lock()
 
     # --- running ----------------------------------------------------------------------------------
 
@@ -199,6 +204,7 @@ class Daemon:
                 wake=self._wake,
                 on_stop=self.announcer.dismiss,
                 muted=lambda: self.muted,
+                media=self.media,
             )
             for name in settings.satellites:
                 run(
@@ -246,6 +252,8 @@ class Daemon:
             await self._stop_component(name)
         if self._transcriber is not None:
             await self._transcriber.aclose()
+        if self._media is not None:
+            await self._bounded("media listener", self._media.close())
         runtime = self.runtime
         if runtime.web is not None:
             await self._bounded("browser", runtime.web.mcp.aclose())
@@ -359,6 +367,16 @@ class Daemon:
         if self.voice is not None:
             loops.append(self.voice)
         return any(loop.listening for loop in loops)
+
+    async def media(self) -> MediaListener:
+        """The media listener ESPHome satellites fetch replies from (``[esphome] media_host``,
+        ``media_port``), started on first use."""
+        async with self._media_lock:
+            if self._media is None:
+                media = MediaListener(self.settings.esphome.media_host, self.settings.esphome.media_port)
+                await media.start()
+                self._media = media
+            return self._media
 
     async def transcriber(self) -> SpeechTranscriber:
         """The daemon's one transcriber (one speech model for every listener: the microphone, the

@@ -49,6 +49,9 @@ from homeassist.daemon.requests import RequestQueue
 from homeassist.daemon.supervisor import Component
 from homeassist.daemon.voice import hook_up
 from homeassist.errors import HomeassistError
+from homeassist.esphome.link import EsphomeLink
+from homeassist.esphome.media import MediaListener
+from homeassist.esphome.satellite import EsphomeRun
 from homeassist.messages import Reply
 from homeassist.metrics import Metrics
 from homeassist.wyoming.satellite import SatelliteLink
@@ -57,6 +60,8 @@ _LOGGER = logging.getLogger(__name__)
 
 #: The request queue's source for a satellite's requests (logs, metrics, follow-ups): "satellite:NAME".
 SOURCE_PREFIX = "satellite:"
+#: How long an ESPHome satellite's reply may take to be said before its run is ended anyway.
+REPLY_BOUND_S = 120.0
 #: The wake word a satellite's own detection counts as (the VoiceLoop logs it).
 SATELLITE_WAKE = "the satellite's wake word"
 
@@ -112,7 +117,7 @@ class Satellite:
 
     name: str
     settings: SatelliteSettings
-    link: SatelliteLink
+    link: SatelliteLink | EsphomeLink
     loop: VoiceLoop
     wake: SatelliteWake
 
@@ -164,6 +169,8 @@ class SatelliteParts:
     on_stop: Callable[[], Awaitable[None]]
     #: Whether listening is muted now (``homeassist mute``).
     muted: Callable[[], bool]
+    #: The media listener ESPHome satellites fetch their replies from, started on first use.
+    media: Callable[[], Awaitable[MediaListener]] | None = None
 
 
 async def run_satellite(
@@ -176,9 +183,18 @@ async def run_satellite(
     in ``running`` meanwhile."""
     settings = parts.settings
     conf = settings.satellites[name]
-    link = SatelliteLink(conf.uri, name, conf.room)
+    link: SatelliteLink | EsphomeLink
+    esphome: EsphomeRun | None = None
+    if conf.esphome:
+        if parts.media is None:
+            raise HomeassistError(f"satellite {name}: no media listener for ESPHome replies")
+        link = EsphomeLink(conf.uri, name, conf.room, encryption_key=conf.encryption_key)
+        esphome = EsphomeRun(link, await parts.media())
+        speaker = build_speaker(settings, output=esphome)
+    else:
+        link = SatelliteLink(conf.uri, name, conf.room)
+        speaker = build_speaker(settings, output=link)
     source = SOURCE_PREFIX + name  # its requests' source: logs, metrics, follow-ups
-    speaker = build_speaker(settings, output=link)
     satellite: Satellite | None = None
     loop: VoiceLoop | None = None
     try:
@@ -191,7 +207,21 @@ async def run_satellite(
 
         async def handle(text: str, speak: Callable[[str], Awaitable[None]]) -> Reply:
             parts.metrics.satellite_event(name, "command")
-            return await parts.queue.ask(text, source, speak, wait_for_slot=True, room=room())
+            if esphome is None:
+                return await parts.queue.ask(text, source, speak, wait_for_slot=True, room=room())
+            said: list[str] = []
+
+            async def say(sentence: str) -> None:
+                said.append(sentence)
+                await speak(sentence)
+
+            reply = await parts.queue.ask(text, source, say, wait_for_slot=True, room=room())
+            if not said:  # the local path: the reply comes whole, and goes into the stream here
+                await speak(reply.text)
+            # Once its last sentence is in the stream, the device's run ends.
+            await speaker.wait_idle(REPLY_BOUND_S)
+            esphome.finish(reply.text)
+            return reply
 
         loop = voice_loop(
             settings,
@@ -207,7 +237,7 @@ async def run_satellite(
         loop.on_stop = parts.on_stop
         loop.paused = parts.muted()
         satellite = Satellite(name, conf, link, loop, wake)
-        events = _Events(satellite, parts.metrics)
+        events = _Events(satellite, parts.metrics, esphome)
         loop.on_event = events.step
         link.on_pipeline = events.pipeline
         running[name] = satellite
@@ -225,9 +255,11 @@ async def run_satellite(
 class _Events:
     """A satellite's steps as Wyoming events to it, sent in order by one task at a time."""
 
-    def __init__(self, satellite: Satellite, metrics: Metrics) -> None:
+    def __init__(self, satellite: Satellite, metrics: Metrics, esphome: EsphomeRun | None = None) -> None:
         self._satellite = satellite
         self._metrics = metrics
+        #: An ESPHome device's runs: its steps go to it as voice-assistant events, not Wyoming ones.
+        self._esphome = esphome
         self._sending: asyncio.Task[None] | None = None
         self._queue: list[Eventable] = []
         self._tasks: set[asyncio.Task[None]] = set()
@@ -244,10 +276,17 @@ class _Events:
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
             satellite.wake.fire()
+            if self._esphome is not None:
+                self._esphome.begin()
 
     def step(self, step: str, detail: str) -> None:
         """A VoiceLoop step (``VoiceLoop.on_event``)."""
         name = self._satellite.name
+        if self._esphome is not None:
+            if step == "nothing-heard":
+                self._metrics.satellite_event(name, "nothing")
+            self._esphome.step(step, detail)
+            return
         if step == "wake":
             if not self._satellite.wake.remote:  # its own detection: it knows already
                 self._metrics.satellite_event(name, "wake")
@@ -269,6 +308,7 @@ class _Events:
 
     async def _drain(self) -> None:
         link = self._satellite.link
+        assert isinstance(link, SatelliteLink)
         while self._queue:
             event = self._queue.pop(0)
             try:

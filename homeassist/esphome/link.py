@@ -90,7 +90,7 @@ class EsphomeLink:
 
     def __init__(self, uri: str, name: str, room: str = "", *, encryption_key: str = "") -> None:
         self.uri, self.name, self.room = uri, name, room
-        self._host, self._port = esphome_address(uri)
+        self.host, self._port = esphome_address(uri)
         self._key = encryption_key or None
         self._client: APIClient | None = None
         self._reconnect: ReconnectLogic | None = None
@@ -161,7 +161,7 @@ class EsphomeLink:
         """Start connecting, and reconnecting whenever the connection is lost; idempotent."""
         if self._reconnect is not None:
             return
-        self._client = APIClient(self._host, self._port, None, noise_psk=self._key, client_info="homeassist")
+        self._client = APIClient(self.host, self._port, None, noise_psk=self._key, client_info="homeassist")
         self._reconnect = ReconnectLogic(
             client=self._client,
             on_connect=self._on_connect,

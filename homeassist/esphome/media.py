@@ -57,12 +57,12 @@ class _Offer:
 class MediaListener:
     """An HTTP listener on ``host``:``port`` (0: any free port) that serves offered replies only."""
 
-    def __init__(
-        self, host: str, port: int = 0, *, public_host: str | None = None, ttl_s: float = TTL_S
-    ) -> None:
+    def __init__(self, host: str, port: int = 0, *, ttl_s: float = TTL_S) -> None:
+        """``host``: an address to bind, or "" for every interface (each URL then names the address
+        its device reaches this server from)."""
         self.host, self.port = host, port
-        #: The address the devices are given in URLs (the listener's own when none).
-        self.public_host = public_host or host
+        #: The address the devices are given in URLs: the one bound, or "" (the caller's to say).
+        self.public_host = host
         self._ttl_s = ttl_s
         self._offers: dict[str, _Offer] = {}
         #: Offers fetched already (so ``fetched`` can still answer), until they expire.
@@ -78,7 +78,7 @@ class MediaListener:
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((self.host, self.port))
+        sock.bind((self.host or "0.0.0.0", self.port))
         sock.listen()
         self.port = sock.getsockname()[1]
         await web.SockSite(self._runner, sock).start()
@@ -95,14 +95,15 @@ class MediaListener:
 
     # --- offering ------------------------------------------------------------------------------------
 
-    def offer(self, wav: bytes) -> str:
-        """A one-time URL for a whole WAV."""
-        return self._add(_Offer(wav, None, time.monotonic() + self._ttl_s))
+    def offer(self, wav: bytes, host: str = "") -> str:
+        """A one-time URL for a whole WAV, naming ``host`` (else the address bound)."""
+        return self._add(_Offer(wav, None, time.monotonic() + self._ttl_s), host)
 
-    def offer_stream(self) -> tuple[str, StreamWriter]:
-        """A one-time URL for a reply still being written, and where to write its PCM."""
+    def offer_stream(self, host: str = "") -> tuple[str, StreamWriter]:
+        """A one-time URL for a reply still being written (its WAV header first, then its samples as
+        they are synthesized), and where to write them."""
         chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
-        url = self._add(_Offer(None, chunks, time.monotonic() + self._ttl_s))
+        url = self._add(_Offer(None, chunks, time.monotonic() + self._ttl_s), host)
         return url, StreamWriter(chunks)
 
     async def fetched(self, url: str, timeout_s: float) -> float | None:
@@ -116,11 +117,12 @@ class MediaListener:
                 await offer.fetched.wait()
         return offer.fetched_at
 
-    def _add(self, offer: _Offer) -> str:
+    def _add(self, offer: _Offer, host: str) -> str:
         self._expire()
         token = secrets.token_urlsafe(24)
         self._offers[token] = offer
-        return f"http://{_url_host(self.public_host)}:{self.port}/reply/{token}.wav"
+        where = _url_host(host or self.public_host or "127.0.0.1")
+        return f"http://{where}:{self.port}/reply/{token}.wav"
 
     def _expire(self) -> None:
         now = time.monotonic()
@@ -147,7 +149,6 @@ class MediaListener:
             return web.Response(body=offer.body, content_type="audio/wav")
         response = web.StreamResponse(headers={"Content-Type": "audio/wav"})
         await response.prepare(request)
-        await response.write(wav_header())
         assert offer.chunks is not None
         while True:
             try:
@@ -179,6 +180,18 @@ class StreamWriter:
         if not self.closed:
             self.closed = True
             self._chunks.put_nowait(None)
+
+
+def source_address(host: str) -> str:
+    """The address of this server that ``host`` is reached from (what it can reach back): the source
+    address the kernel would route a datagram from; nothing is sent. 127.0.0.1 when unknown."""
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_DGRAM) as probe:
+            probe.connect((host, 9))
+            return str(probe.getsockname()[0])
+    except OSError:
+        return "127.0.0.1"
 
 
 def _token(url: str) -> str:

@@ -293,3 +293,28 @@ def test_state_dir_resolution(tmp_path: Path) -> None:
     )
     configured = load_settings(env={"HOMEASSIST_PATHS__STATE_DIR": str(tmp_path)}).settings
     assert state_dir(configured, {"STATE_DIRECTORY": "/var/lib/homeassist"}) == tmp_path
+
+
+def test_a_satellite_is_wyoming_or_esphome_and_an_esphome_key_is_checked(tmp_path: Path) -> None:
+    path = tmp_path / "homeassist.toml"
+    key = "px7tsbK3C7bpXHr2OevEV2ZMg/FrNpw2Pu5yTB9QBPg="
+    path.write_text(
+        '[satellites.kitchen]\nuri = "tcp://kitchen-pi.local:10700"\n'
+        f'[satellites.lounge]\nuri = "esphome://lounge-voice.local"\nencryption_key = "{key}"\n',
+        encoding="utf-8",
+    )
+    satellites = load_settings(path, env={}).settings.satellites
+    assert not satellites["kitchen"].esphome and satellites["lounge"].esphome
+    assert satellites["lounge"].encryption_key == key
+    for uri in ("http://lounge:6053", "esphome://", "esphome://lounge:port", "esphome://lounge/x"):
+        path.write_text(f'[satellites.lounge]\nuri = "{uri}"\n', encoding="utf-8")
+        message = error_of(path)
+        assert str(path) in message and "[satellites.lounge] uri" in message, message
+        assert "esphome://HOST[:PORT]" in message, message
+    for bad, why in (("not base64!", "not base64"), ("c2hvcnQ=", "decodes to 5 bytes, not 32")):
+        path.write_text(
+            f'[satellites.lounge]\nuri = "esphome://lounge"\nencryption_key = "{bad}"\n', encoding="utf-8"
+        )
+        message = error_of(path)
+        assert "[satellites.lounge] encryption_key" in message and why in message, message
+        assert "base64 of 32 bytes" in message, message

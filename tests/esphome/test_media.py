@@ -86,6 +86,7 @@ async def test_a_streamed_reply_goes_out_as_it_is_written(listener: MediaListene
                     first_sentence.set()
 
     player = asyncio.create_task(play())
+    writer.write(wav_header())  # the header, its length unknown
     writer.write(PCM)  # the first sentence, synthesized before the second is written
     async with asyncio.timeout(BOUND_S):
         await first_sentence.wait()

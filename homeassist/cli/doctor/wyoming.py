@@ -1,7 +1,8 @@
-"""The doctor's checks of the Wyoming peers: each ``[satellites.NAME]`` and the speech-to-text service of
-``[stt] uri``. Each is asked ``describe`` only (a satellite is never taken from the server it serves),
-bounded by ``WYOMING_TIMEOUT_S``; a problem is a warning with its fix, since the daemon runs without
-them (a satellite is reconnected by itself; speech to text elsewhere is said to be unreachable)."""
+"""The doctor's checks of the Wyoming peers: each ``[satellites.NAME]`` (an ESPHome one is checked by
+``doctor.esphome``) and the speech-to-text service of ``[stt] uri``. Each is asked ``describe`` only (a
+satellite is never taken from the server it serves), bounded by ``WYOMING_TIMEOUT_S``; a problem is a
+warning with its fix, since the daemon runs without them (a satellite is reconnected by itself; speech
+to text elsewhere is said to be unreachable)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from wyoming.info import Describe, Info
 
 from homeassist.audio.remote_stt import RemoteSttError, RemoteTranscriber
 from homeassist.cli.checks import Check
+from homeassist.cli.doctor.esphome import check_esphome
 from homeassist.config.settings import SatelliteSettings, Settings
 
 WYOMING_TIMEOUT_S = 3.0
@@ -27,6 +29,8 @@ async def check_satellites(settings: Settings) -> list[Check]:
 
 
 async def _satellite(name: str, satellite: SatelliteSettings) -> Check:
+    if satellite.esphome:
+        return await check_esphome(name, satellite)
     row = f"satellite {name}"
     host, _, port = satellite.uri.removeprefix("tcp://").rstrip("/").rpartition(":")
     client = AsyncTcpClient(host.strip("[]"), int(port))
