@@ -373,7 +373,7 @@ class SatelliteSettings(Section):
     encryption_key: str = setting(
         "",
         "an ESPHome device's API encryption key (its YAML's api: encryption: key:); '' for none",
-        allowed="base64 of 32 bytes, such as 'pU6Z8n0Wm0y0dW7rL0fJ1j3bZ5Yq2x9k4cE8vT1aB2s=', or ''",
+        allowed="base64 of 32 bytes (44 characters ending in '='), as the device's YAML has it, or ''",
     )
 
     @field_validator("uri")
