@@ -50,7 +50,7 @@ from homeassist.daemon.supervisor import Component
 from homeassist.daemon.voice import hook_up
 from homeassist.errors import HomeassistError
 from homeassist.esphome.link import EsphomeLink
-from homeassist.esphome.media import MediaListener
+from homeassist.esphome.media import MediaListener, source_address
 from homeassist.esphome.satellite import EsphomeRun
 from homeassist.messages import Reply
 from homeassist.metrics import Metrics
@@ -189,7 +189,10 @@ async def run_satellite(
         if parts.media is None:
             raise HomeassistError(f"satellite {name}: no media listener for ESPHome replies")
         link = EsphomeLink(conf.uri, name, conf.room, encryption_key=conf.encryption_key)
-        esphome = EsphomeRun(link, await parts.media())
+        media = await parts.media()
+        # The address the device reaches this server from (a name is resolved: off the event loop).
+        host = "" if media.public_host else await asyncio.to_thread(source_address, link.host)
+        esphome = EsphomeRun(link, media, host)
         speaker = build_speaker(settings, output=esphome)
     else:
         link = SatelliteLink(conf.uri, name, conf.room)

@@ -85,10 +85,12 @@ class MediaListener:
         _LOGGER.info("Media listener on %s:%d (replies for ESPHome satellites)", self.host, self.port)
 
     async def close(self) -> None:
-        for offer in self._offers.values():
+        """Stop serving; a reply still streaming ends where it is."""
+        for offer in (*self._offers.values(), *self._gone.values()):
             if offer.chunks is not None:
                 offer.chunks.put_nowait(None)
         self._offers.clear()
+        self._gone.clear()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None

@@ -21,7 +21,7 @@ import wave
 from aioesphomeapi.model import VoiceAssistantEventType as Event
 
 from homeassist.esphome.link import EsphomeLink
-from homeassist.esphome.media import MediaListener, StreamWriter, source_address, wav_header
+from homeassist.esphome.media import MediaListener, StreamWriter, wav_header
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -32,11 +32,12 @@ FETCH_WAIT_S = 10.0
 class EsphomeRun:
     """One device's runs: the events it is told, and its reply's stream (the Speaker's ``Output``)."""
 
-    def __init__(self, link: EsphomeLink, media: MediaListener) -> None:
+    def __init__(self, link: EsphomeLink, media: MediaListener, host: str = "") -> None:
+        """``host``: the address the device is told to fetch from, when the listener binds every
+        interface (``media.source_address`` of the device, worked out off the event loop)."""
         self._link = link
         self._media = media
-        #: The address the device is told to fetch from: the listener's, or the one it is reached from.
-        self._host = media.public_host or source_address(link.host)
+        self._host = media.public_host or host
         self._url: str | None = None
         self._writer: StreamWriter | None = None
         self._streaming = False
