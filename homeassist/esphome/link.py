@@ -206,7 +206,8 @@ class EsphomeLink:
         )
         self._connections += 1
         if not self._features & VoiceAssistantFeature.VOICE_ASSISTANT:
-            self._set_connected(True, "the device has no voice assistant (voice_assistant: in its YAML)")
+            # Reached, but of no use as a satellite: degraded, with the fix.
+            self._set_connected(False, "the device has no voice assistant (voice_assistant: in its YAML)")
             _LOGGER.warning("ESPHome satellite %s: %s", self.name, self._last_error)
             return
         flags = VoiceAssistantFeature.API_AUDIO & self._features
