@@ -141,3 +141,12 @@ async def test_a_device_restarted_is_reconnected_by_itself(links: list[EsphomeLi
     finally:
         if second is not None:
             await second.stop()
+
+
+async def test_a_device_without_a_voice_assistant_is_no_satellite(links: list[EsphomeLink]) -> None:
+    async with VoiceDevice("porch-sensor", features=0) as device:
+        link = link_to(device, links, name="porch")
+        await wait_until_async(lambda: link.status().last_error, BOUND_S, "the device's answer")
+        assert not link.connected
+        assert link.status().last_error == "the device has no voice assistant (voice_assistant: in its YAML)"
+        assert device.subscription_flags is None  # nothing subscribed to
