@@ -21,7 +21,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"assistant"}),
     frozenset({"intent", "llm", "web", "mcp"}),
     frozenset({"tools"}),
-    frozenset({"zwave", "scheduler", "audio", "wyoming", "stats", "metrics", "logs"}),
+    frozenset({"zwave", "scheduler", "audio", "wyoming", "esphome", "stats", "metrics", "logs"}),
     frozenset({"config", "messages", "errors", "vocabulary"}),
 )
 

@@ -4,7 +4,9 @@ classifier, the model client, Z-Wave and the web search, wired into an Assistant
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from homeassist.assistant import Assistant
@@ -26,6 +28,8 @@ from homeassist.web.build import Web, build_web
 from homeassist.zwave.service import ZWaveService
 
 _LOGGER = logging.getLogger(__name__)
+#: How long each part may take to stop (``Runtime.aclose``).
+CLOSE_S = {"the browser": 15.0, "the model client": 3.0, "Z-Wave": 10.0}
 
 
 @dataclass
@@ -40,11 +44,18 @@ class Runtime:
 
     async def aclose(self) -> None:
         """Stop in reverse order of start: the MCP servers (the browser), the model client, then
-        Z-Wave (and its simulator)."""
+        Z-Wave (and its simulator); each bounded (``CLOSE_S``), so a part that hangs is logged and
+        left, never a stop that never ends."""
+        steps: list[tuple[str, Callable[[], Awaitable[None]]]] = []
         if self.web is not None:
-            await self.web.mcp.aclose()
-        await self.model.aclose()
-        await self.zwave.stop()
+            steps.append(("the browser", self.web.mcp.aclose))
+        steps += [("the model client", self.model.aclose), ("Z-Wave", self.zwave.stop)]
+        for name, step in steps:
+            try:
+                async with asyncio.timeout(CLOSE_S[name]):
+                    await step()
+            except TimeoutError:
+                _LOGGER.warning("Stopping %s took over %g s; left as it is", name, CLOSE_S[name])
 
 
 def build_model_client(settings: Settings, executor: ToolExecutor) -> ModelClient:

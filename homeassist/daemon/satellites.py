@@ -30,6 +30,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import cast
 
 from wyoming.asr import Transcript as WyomingTranscript
 from wyoming.event import Eventable
@@ -310,8 +311,7 @@ class _Events:
             self._sending = asyncio.get_running_loop().create_task(self._drain())
 
     async def _drain(self) -> None:
-        link = self._satellite.link
-        assert isinstance(link, SatelliteLink)
+        link = cast(SatelliteLink, self._satellite.link)  # Wyoming events go to Wyoming satellites only
         while self._queue:
             event = self._queue.pop(0)
             try:
