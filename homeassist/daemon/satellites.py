@@ -1,4 +1,8 @@
-"""The daemon's satellites: one supervised component, ``satellite:NAME``, per ``[satellites.NAME]``.
+"""The daemon's satellites: one supervised component, ``satellite:NAME``, per ``[satellites.NAME]``: a
+Wyoming satellite (``tcp://``), or an ESPHome voice device (``esphome://``: its link is
+:class:`~homeassist.esphome.link.EsphomeLink`, its steps voice-assistant events and its reply a stream
+at a one-time URL it plays, :class:`~homeassist.esphome.satellite.EsphomeRun`; it always runs its own
+wake word).
 
 Each runs the voice pipeline on a Wyoming satellite's audio (:class:`~homeassist.wyoming.SatelliteLink`):
 a :class:`~homeassist.audio.pipeline.VoiceLoop` of its own (endpointer, state) over the shared parts,
@@ -257,7 +261,8 @@ async def run_satellite(
 
 
 class _Events:
-    """A satellite's steps as Wyoming events to it, sent in order by one task at a time."""
+    """A satellite's steps as Wyoming events to it, sent in order by one task at a time (an ESPHome
+    device's go to its ``EsphomeRun``)."""
 
     def __init__(self, satellite: Satellite, metrics: Metrics, esphome: EsphomeRun | None = None) -> None:
         self._satellite = satellite
