@@ -42,7 +42,7 @@ from aioesphomeapi.model import (
 )
 from aioesphomeapi.reconnect_logic import ReconnectLogic
 
-from homeassist.audio.capture import FRAME_SAMPLES, AudioFrame
+from homeassist.audio.capture import FRAME_SAMPLES, AudioFrame, to_frames
 from homeassist.errors import HomeassistError
 from homeassist.wyoming.satellite import SatelliteStatus
 
@@ -277,9 +277,8 @@ class EsphomeLink:
     async def _run_stop(self, abort: bool) -> None:
         """The device ended its run's audio (or gave the run up)."""
         if len(self._pending):
-            frame = np.zeros(FRAME_SAMPLES, dtype=np.int16)
-            frame[: len(self._pending)] = self._pending
-            self._frames.put_nowait(AudioFrame(samples=frame, at=time.monotonic()))
+            for frame in to_frames(self._pending):  # the last part, zero-padded
+                self._frames.put_nowait(AudioFrame(samples=frame, at=time.monotonic()))
             self._pending = np.zeros(0, dtype=np.int16)
         if self.on_run_end is not None:
             self.on_run_end(abort)

@@ -426,13 +426,11 @@ async def test_run_audio_over_udp_when_the_client_names_a_port() -> None:
 async def test_the_clients_end_of_speech_stops_the_paced_microphone() -> None:
     pcm = tone(0.3)
     async with VoiceDevice() as device, subscribed(device) as (client, satellite):
-        started = time.monotonic()
         task = asyncio.create_task(device.start_run(pcm, pace=True, trailing_silence_s=10.0))
         await wait_until_async(lambda: len(satellite.audio) >= len(pcm), BOUND_S, "the speech")
         client.send_voice_assistant_event(Events.VOICE_ASSISTANT_STT_VAD_END, None)
         async with asyncio.timeout(BOUND_S):
             run = await task
-        assert time.monotonic() - started >= 0.25  # paced: not faster than the speech itself
         assert run.ended_by == "VOICE_ASSISTANT_STT_VAD_END"
         assert not run.end_sent and satellite.stops == []
         assert run.audio_sent < len(pcm) + 10.0 * SAMPLE_RATE * 2
