@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from homeassist.audio.arbiter import Claim
 from homeassist.audio.capture import AudioFrame, AudioSource
 from homeassist.audio.endpoint import Endpointer, Event, NothingHeard, SpeechStarted, Utterance
 from homeassist.audio.speaker import Speaker
@@ -68,6 +69,10 @@ SPECULATE_AFTER_S = 0.2
 EARLY_TRANSCRIBE_S = 0.06
 #: How many handled commands ``VoiceLoop.heard`` keeps (the oldest go first).
 HEARD_KEPT = 50
+
+#: An utterance waiting to be transcribed: its audio, when its speech ended, a transcript already being
+#: made of it, and its claim (answered only if the claim wins).
+_Queued = tuple[npt.NDArray[np.int16], float, "asyncio.Task[Transcript] | None", "Claim | None"]
 
 
 @dataclass
@@ -118,9 +123,7 @@ class VoiceLoop:
         self._reset_after_mute = False
         self._work: asyncio.Task[None] | None = None
         self._answers: list[asyncio.Task[None]] = []
-        self._queue: asyncio.Queue[
-            tuple[npt.NDArray[np.int16], float, asyncio.Task[Transcript] | None] | None
-        ] = asyncio.Queue()
+        self._queue: asyncio.Queue[_Queued | None] = asyncio.Queue()
         self._speculation: tuple[int, asyncio.Task[Transcript]] | None = None
         self._last_end = -1
         self.speculations_used = 0
@@ -146,6 +149,13 @@ class VoiceLoop:
         #: ("nothing-heard", ""), ("transcript", the text, "" when nothing was understood).
         self.on_event: Callable[[str, str], None] | None = None
         self._close_transcriber = close_transcriber
+        #: Makes this loop's claim on an utterance when its wake word fires (the wake word's score, or
+        #: None), decided with every other listener's (:class:`~homeassist.audio.arbiter.Arbiter`); None:
+        #: this loop always answers.
+        self.claim_wake: Callable[[float | None], Claim] | None = None
+        self._claim: Claim | None = None
+        #: Utterances this loop stood down from (another listener heard them better).
+        self.stood_down = 0
         #: Whether audio is dropped while the speaker plays (off for a satellite whose own wake word
         #: fired: a person spoke over the reply on purpose).
         self.mute_while_speaking = True
@@ -238,6 +248,8 @@ class VoiceLoop:
                 early = (end, self.endpointer.snapshot())
             if isinstance(event, Utterance):
                 self._last_end = end
+            if self._listening and word is None and self._claim is not None:
+                self._claim.hear(frame)
             return word, event, early
 
     @property
@@ -297,7 +309,7 @@ class VoiceLoop:
             utterance = endpointer.cut()
             self._speculation = None
             self.early_acts += 1
-            self._queue.put_nowait((utterance.audio, utterance.speech_end_at, task))
+            self._queue.put_nowait((utterance.audio, utterance.speech_end_at, task, self._claim))
             self._tell("speech-stopped")
             self._done_listening()
 
@@ -306,6 +318,7 @@ class VoiceLoop:
             _LOGGER.info("Wake word %s", word)
             self._listening = True
             self.endpointer.start(look_back=True)  # a late firing must not cut the command's first word
+            self._claim_utterance(word)
             asyncio.get_running_loop().create_task(self.speaker.beep())
             self._tell("wake", word)
             return
@@ -322,7 +335,7 @@ class VoiceLoop:
             elif self._speculation is not None:
                 self._speculation[1].cancel()
             self._speculation = None
-            self._queue.put_nowait((event.audio, event.speech_end_at, early))
+            self._queue.put_nowait((event.audio, event.speech_end_at, early, self._claim))
             self._tell("speech-stopped")
             self._done_listening()
         elif isinstance(event, NothingHeard):
@@ -331,6 +344,49 @@ class VoiceLoop:
                 _LOGGER.info("Nothing heard after the wake word")
                 asyncio.get_running_loop().create_task(self.speaker.say(NOTHING_HEARD))
             self._done_listening()
+
+    def _claim_utterance(self, word: str) -> None:
+        """The wake word fired: claim the utterance, and stand down if another listener wins it."""
+        self._claim = None
+        if self.claim_wake is None or not self.wake.enabled:
+            return
+        scores = getattr(self.wake, "scores", None)
+        score = scores.get(word) if isinstance(scores, dict) else None
+        claim = self._claim = self.claim_wake(score if isinstance(score, float) else None)
+        claim.on_decided = lambda won: None if won else self._stand_down(claim)
+
+    def _stand_down(self, claim: Claim) -> None:
+        """Another listener heard this utterance better: stop listening, quietly."""
+        if self._claim is not claim:
+            return
+        self.stood_down += 1
+        _LOGGER.info("Standing down: another listener heard it better")
+        with self._detecting:
+            listening = self._listening
+            if listening:
+                self.endpointer.stop()
+                self._listening = False
+                self.wake.reset()
+            if self._speculation is not None:
+                self._speculation[1].cancel()
+                self._speculation, self._ready = None, None
+        self._tell("stand-down")
+
+    def cancel_listening(self) -> bool:
+        """The listener gave the utterance up (a device's stop button): stop listening, say nothing.
+        Whether it was listening."""
+        if self._claim is not None:
+            self._claim.withdraw()
+        with self._detecting:
+            listening = self._listening and self.wake.enabled
+            if listening:
+                self.endpointer.stop()
+                self._listening = False
+                self.wake.reset()
+            if self._speculation is not None:
+                self._speculation[1].cancel()
+                self._speculation, self._ready = None, None
+        return listening
 
     def _done_listening(self) -> None:
         if self.wake.enabled:
@@ -346,7 +402,11 @@ class VoiceLoop:
             item = await self._queue.get()
             if item is None:
                 break
-            audio, speech_end_at, early = item
+            audio, speech_end_at, early, claim = item
+            if claim is not None and not await claim.won():
+                if early is not None:
+                    early.cancel()
+                continue  # another listener answers it: this one says nothing
             try:
                 await self._transcribed(audio, speech_end_at, early)
             except Exception:

@@ -43,6 +43,7 @@ from typing import Any, TextIO
 from homeassist import __version__
 from homeassist.api.server import ApiHooks, ControlAPI
 from homeassist.api.token import ensure_token, token_path
+from homeassist.audio.arbiter import Arbiter
 from homeassist.audio.pipeline import VoiceLoop
 from homeassist.audio.stt import SpeechTranscriber
 from homeassist.audio.voice import build_transcriber, build_voice
@@ -51,6 +52,7 @@ from homeassist.config.loader import LoadedConfig, private_file, private_state, 
 from homeassist.config.settings import Settings
 from homeassist.daemon import reload as settings_reload
 from homeassist.daemon.console import run_console
+from homeassist.daemon.device_timers import DeviceTimers
 from homeassist.daemon.health import health, learn_from, status_line
 from homeassist.daemon.jobs import run_device_action, zwave_up_or_retry
 from homeassist.daemon.monitors import WARMED_TIERS, beat_forever, watch_model, watch_zwave
@@ -61,7 +63,7 @@ from homeassist.daemon.satellites import SOURCE_PREFIX, Satellite, SatellitePart
 from homeassist.daemon.supervisor import Component, Supervisor
 from homeassist.daemon.voice import hook_up, watch
 from homeassist.daemon.wyoming import serve_wyoming
-from homeassist.errors import QueueFullError
+from homeassist.errors import HomeassistError, QueueFullError
 from homeassist.esphome.media import MediaListener
 from homeassist.llm.base import SentenceSink
 from homeassist.messages import Intent, Reply
@@ -123,6 +125,9 @@ class Daemon:
             on_lost=self._lost,
             on_store_lost=self.announcer.store_lost,
         )
+        #: Timers set from a room are shown and rung by the ESPHome devices there.
+        self.device_timers = DeviceTimers(self.satellites, self._pending_jobs)
+        self.scheduler.listeners.append(self.device_timers.changed)
         self.runtime: Runtime = build_runtime(self.settings, self.scheduler)
         self.metrics = Metrics()
         self.metrics.info(__version__, self.runtime.model.model_name)
@@ -146,6 +151,8 @@ class Daemon:
         self._transcriber: SpeechTranscriber | None = None
         #: The one wake-word model set the microphone and every satellite share.
         self._wake = SharedWake(self.settings)
+        #: One utterance, one answer: the microphone's and every satellite's wakes are decided together.
+        self.arbiter = Arbiter()
         self._transcriber_lock = asyncio.Lock()
         #: Where ESPHome satellites fetch their replies; started by the first that needs it.
         self._media: MediaListener | None = None
@@ -205,6 +212,8 @@ class Daemon:
                 on_stop=self.announcer.dismiss,
                 muted=lambda: self.muted,
                 media=self.media,
+                arbiter=self.arbiter,
+                on_connected=self.device_timers.connected,
             )
             for name in settings.satellites:
                 run(
@@ -325,7 +334,15 @@ class Daemon:
         and says a reminder."""
         if job.kind == "device":
             return await run_device_action(job, self.runtime.executor, self._zwave_up_or_retry)
-        return await self.announcer.fire(job)
+        # A timer's devices ring it themselves (until their stop); the announcer rings it elsewhere.
+        with self.device_timers.ringing_itself(self.device_timers.finished(job)):
+            return await self.announcer.fire(job)
+
+    def _pending_jobs(self) -> list[Job]:
+        try:
+            return self.scheduler.pending()
+        except HomeassistError:  # not running (yet): nothing to show
+            return []
 
     def _zwave_up_or_retry(self) -> None:
         zwave_up_or_retry(self.runtime.zwave)
@@ -357,6 +374,9 @@ class Daemon:
             if local is not None and self.settings.assistant.room.casefold() == key:
                 chosen.append(local)
             chosen = chosen or everywhere
+        # A device ringing a finished timer itself is not rung again.
+        ringing = {id(s.speaker) for s in satellites if self.device_timers.rings_itself(s)}
+        chosen = [speaker for speaker in chosen if id(speaker) not in ringing]
         if not chosen:
             return None
         return chosen[0] if len(chosen) == 1 else Speakers(chosen)
@@ -427,6 +447,7 @@ class Daemon:
             self.runtime.assistant,
             self.settings.stt,
             room=lambda: self.settings.assistant.room or None,
+            arbiter=self.arbiter,
         )
         self.voice = voice
         await watch(voice, component, muted=lambda: self.muted, forget=self._forget_voice)

@@ -42,6 +42,7 @@ from wyoming.vad import VoiceStarted, VoiceStopped
 from wyoming.wake import Detection
 
 from homeassist.assistant.core import Assistant
+from homeassist.audio.arbiter import Arbiter
 from homeassist.audio.capture import AudioFrame
 from homeassist.audio.pipeline import VoiceLoop
 from homeassist.audio.speaker import Speaker
@@ -91,6 +92,11 @@ class SatelliteWake:
         return self.stage == "asr"
 
     @property
+    def scores(self) -> dict[str, float]:
+        """Our wake words' latest scores (none while the satellite runs its own)."""
+        return self._ours.scores if self._ours is not None and not self.remote else {}
+
+    @property
     def threshold(self) -> float:
         return self._ours.threshold if self._ours is not None else 0.0
 
@@ -125,6 +131,8 @@ class Satellite:
     link: SatelliteLink | EsphomeLink
     loop: VoiceLoop
     wake: SatelliteWake
+    #: An ESPHome device's runs (None for a Wyoming satellite).
+    esphome: EsphomeRun | None = None
 
     @property
     def room(self) -> str | None:
@@ -176,6 +184,10 @@ class SatelliteParts:
     muted: Callable[[], bool]
     #: The media listener ESPHome satellites fetch their replies from, started on first use.
     media: Callable[[], Awaitable[MediaListener]] | None = None
+    #: One utterance, one answer: the daemon's arbiter over every listener's wakes (None: each answers).
+    arbiter: Arbiter | None = None
+    #: Called each time a satellite connects (the daemon shows it the timers of its room).
+    on_connected: Callable[[Satellite], None] | None = None
 
 
 async def run_satellite(
@@ -218,17 +230,22 @@ async def run_satellite(
             if esphome is None:
                 return await parts.queue.ask(text, source, speak, wait_for_slot=True, room=room())
             said: list[str] = []
+            run = esphome.run
 
             async def say(sentence: str) -> None:
                 said.append(sentence)
                 await speak(sentence)
 
-            reply = await parts.queue.ask(text, source, say, wait_for_slot=True, room=room())
-            if not said:  # the local path: the reply comes whole, and goes into the stream here
-                await speak(reply.text)
-            # Once its last sentence is in the stream, the device's run ends.
-            await speaker.wait_idle(REPLY_BOUND_S)
-            esphome.finish(reply.text)
+            esphome.replying = True
+            try:
+                reply = await parts.queue.ask(text, source, say, wait_for_slot=True, room=room())
+                if not said:  # the local path: the reply comes whole, and goes into the stream here
+                    await speak(reply.text)
+                # Once its last sentence is in the stream, the device's run ends.
+                await speaker.wait_idle(REPLY_BOUND_S)
+            finally:
+                esphome.replying = False
+            esphome.finish(run, reply.text)
             return reply
 
         loop = voice_loop(
@@ -241,16 +258,18 @@ async def run_satellite(
             handle=handle,
             close_transcriber=False,
         )
-        hook_up(loop, parts.assistant, settings.stt, source=source, room=room)
+        hook_up(loop, parts.assistant, settings.stt, source=source, room=room, arbiter=parts.arbiter)
         loop.on_stop = parts.on_stop
         loop.paused = parts.muted()
-        satellite = Satellite(name, conf, link, loop, wake)
+        satellite = Satellite(name, conf, link, loop, wake, esphome)
         events = _Events(satellite, parts.metrics, esphome)
         loop.on_event = events.step
         link.on_pipeline = events.pipeline
+        if isinstance(link, EsphomeLink):
+            link.on_run_end = events.run_end
         running[name] = satellite
         link.start()
-        await _watch(satellite, component, parts.metrics)
+        await _watch(satellite, component, parts.metrics, parts.on_connected)
     finally:
         running.pop(name, None)
         if loop is not None:
@@ -288,13 +307,33 @@ class _Events:
             if self._esphome is not None:
                 self._esphome.begin()
 
+    def run_end(self, abort: bool) -> None:
+        """An ESPHome device ended its run's audio; with ``abort`` it gave the run up (its stop button
+        or stop word): it stops listening, and a reply being written or played there stops."""
+        if not abort or self._esphome is None:
+            return
+        satellite = self._satellite
+        self._metrics.satellite_event(satellite.name, "stop")
+        self._esphome.given_up()
+        listening = satellite.loop.cancel_listening()
+        _LOGGER.info("Satellite %s: stopped on the device%s", satellite.name, " while listening" * listening)
+        task = asyncio.get_running_loop().create_task(satellite.loop.interrupt())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
     def step(self, step: str, detail: str) -> None:
         """A VoiceLoop step (``VoiceLoop.on_event``)."""
         name = self._satellite.name
+        if step == "stand-down":
+            self._metrics.satellite_event(name, "stood-down")
         if self._esphome is not None:
             if step == "nothing-heard":
                 self._metrics.satellite_event(name, "nothing")
             self._esphome.step(step, detail)
+            return
+        if step == "stand-down":
+            if self._satellite.wake.remote:  # its own wake word: an empty transcript ends its streaming
+                self._send(WyomingTranscript(text=""))
             return
         if step == "wake":
             if not self._satellite.wake.remote:  # its own detection: it knows already
@@ -325,9 +364,15 @@ class _Events:
                 _LOGGER.debug("Satellite %s: could not send %s: %s", link.name, event.event().type, err)
 
 
-async def _watch(satellite: Satellite, component: Component, metrics: Metrics) -> None:
+async def _watch(
+    satellite: Satellite,
+    component: Component,
+    metrics: Metrics,
+    on_connected: Callable[[Satellite], None] | None = None,
+) -> None:
     """Run the satellite's loop; follow its connection into the component's state and the metrics."""
     run = asyncio.create_task(satellite.loop.run(), name=f"satellite-loop {satellite.name}")
+    was_connected = False
     try:
         component.set("starting", f"connecting to {satellite.link.uri}")
         while not run.done():
@@ -335,6 +380,12 @@ async def _watch(satellite: Satellite, component: Component, metrics: Metrics) -
             component.beat()
             status = satellite.link.status()
             metrics.set_satellite(satellite.name, status.connected, status.reconnects)
+            if status.connected and not was_connected and on_connected is not None:
+                try:
+                    on_connected(satellite)
+                except Exception:
+                    _LOGGER.exception("Satellite %s: could not hand over on connecting", satellite.name)
+            was_connected = status.connected
             room = satellite.room or "no room"
             if status.connected:
                 # One that streams all the time says so at once (run-pipeline from "wake"); one with its

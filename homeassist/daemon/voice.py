@@ -2,10 +2,11 @@
 
 ``hook_up`` gives the loop the Assistant's confidence gate (a spoken request heard too unsurely is
 answered "Sorry, I didn't catch that."), its test for a command complete enough to act on at the first
-pause, and the home whose names bias speech recognition. ``watch`` runs the loop as a supervised
-component's work: frames arriving say the microphone lives, and they are heard only while the speaker is
-not stuck (a hung player would otherwise mute capture behind a "ready"); the end of the loop's source
-is an error, so the supervisor starts the component again.
+pause, the home whose names bias speech recognition, and the daemon's one arbiter (when several
+listeners wake on one utterance, only the one that heard it best answers). ``watch`` runs the loop as a
+supervised component's work: frames arriving say the microphone lives, and they are heard only while
+the speaker is not stuck (a hung player would otherwise mute capture behind a "ready"); the end of the
+loop's source is an error, so the supervisor starts the component again.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from homeassist.assistant.core import Assistant
+from homeassist.audio.arbiter import Arbiter
 from homeassist.audio.pipeline import VoiceLoop
 from homeassist.config.speech import SttSettings
 from homeassist.daemon.monitors import MONITOR_S
@@ -35,9 +37,11 @@ def hook_up(
     *,
     source: str = "voice",
     room: Callable[[], str | None] = lambda: None,
+    arbiter: Arbiter | None = None,
 ) -> None:
     """The Assistant's gate, its acting at a pause (for requests from ``source`` in ``room()``, as the
-    request queue will answer them) and its home's names, on ``voice``."""
+    request queue will answer them) and its home's names, on ``voice``; with ``arbiter``, its wake word
+    claims the utterance with every other listener's (one utterance, one answer)."""
 
     def refuse_unheard(transcript: Transcript) -> Reply | None:
         return assistant.refuse_unheard(
@@ -61,6 +65,8 @@ def hook_up(
         home = devices.home() if devices is not None else None
         return dict(home) if home else None
 
+    if arbiter is not None:
+        voice.claim_wake = lambda score: arbiter.claim(source, room(), wake_score=score)
     voice.gate = refuse_unheard
     voice.complete = acts_at_pause
     voice.transcriber.home = home_for_speech

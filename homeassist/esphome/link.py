@@ -39,6 +39,7 @@ from aioesphomeapi.model import (
     VoiceAssistantAudioSettings,
     VoiceAssistantEventType,
     VoiceAssistantFeature,
+    VoiceAssistantTimerEventType,
 )
 from aioesphomeapi.reconnect_logic import ReconnectLogic
 
@@ -52,6 +53,9 @@ _LOGGER = logging.getLogger(__name__)
 ESPHOME_PORT = 6053
 #: How long closing the link may take.
 CLOSE_S = 5.0
+#: Silence added after a run's audio when the device ends it itself (its own end of speech), so that
+#: the endpointer hears the utterance end: more than any ``[audio]`` trailing silence.
+END_SILENCE_S = 3.0
 
 
 class EsphomeError(HomeassistError):
@@ -125,6 +129,16 @@ class EsphomeLink:
     def features(self) -> VoiceAssistantFeature:
         """The device's voice-assistant features, as it last reported them (none before)."""
         return self._features
+
+    @property
+    def shows_timers(self) -> bool:
+        """Whether the device shows and rings timers (its ``on_timer_*`` automations)."""
+        return self._connected and bool(self._features & VoiceAssistantFeature.TIMERS)
+
+    @property
+    def announces(self) -> bool:
+        """Whether the device plays announcements it is sent."""
+        return self._connected and bool(self._features & VoiceAssistantFeature.ANNOUNCE)
 
     @property
     def conversation(self) -> str | None:
@@ -275,11 +289,15 @@ class EsphomeLink:
         self._pending = pending
 
     async def _run_stop(self, abort: bool) -> None:
-        """The device ended its run's audio (or gave the run up)."""
+        """The device ended its run's audio (or gave the run up: ``abort``)."""
         if len(self._pending):
             for frame in to_frames(self._pending):  # the last part, zero-padded
                 self._frames.put_nowait(AudioFrame(samples=frame, at=time.monotonic()))
             self._pending = np.zeros(0, dtype=np.int16)
+        if not abort:  # its own end of speech: silence after it, so the endpointer ends the utterance
+            silence = np.zeros(round(END_SILENCE_S * 16000), dtype=np.int16)
+            for frame in to_frames(silence):
+                self._frames.put_nowait(AudioFrame(samples=frame, at=time.monotonic()))
         if self.on_run_end is not None:
             self.on_run_end(abort)
 
@@ -294,6 +312,45 @@ class EsphomeLink:
             _LOGGER.debug("ESPHome satellite %s: could not send %s: %s", self.name, event.name, err)
             return False
         return True
+
+    def send_timer_event(
+        self, event: VoiceAssistantTimerEventType, timer_id: str, name: str, total_s: float, left_s: float
+    ) -> bool:
+        """Tell the device about a timer (started, updated, cancelled, finished); False when it is not
+        connected or does not show timers."""
+        client = self._client
+        if client is None or not self.shows_timers:
+            return False
+        try:
+            client.send_voice_assistant_timer_event(
+                event,
+                timer_id,
+                name or None,
+                max(0, round(total_s)),
+                max(0, round(left_s)),
+                event
+                not in (
+                    VoiceAssistantTimerEventType.VOICE_ASSISTANT_TIMER_CANCELLED,
+                    VoiceAssistantTimerEventType.VOICE_ASSISTANT_TIMER_FINISHED,
+                ),
+            )
+        except APIConnectionError as err:
+            _LOGGER.debug("ESPHome satellite %s: could not send timer %s: %s", self.name, event.name, err)
+            return False
+        return True
+
+    async def announce(self, url: str, text: str, timeout_s: float) -> bool:
+        """Play ``url`` on the device as an announcement and wait until it has (at most
+        ``timeout_s``); False when it is not connected, cannot announce, or did not finish in time."""
+        client = self._client
+        if client is None or not self.announces:
+            return False
+        try:
+            finished = await client.send_voice_assistant_announcement_await_response(url, timeout_s, text)
+        except (APIConnectionError, TimeoutError) as err:
+            _LOGGER.debug("ESPHome satellite %s: announcement not finished: %s", self.name, err)
+            return False
+        return finished.success
 
 
 def _log_failure(task: asyncio.Task[Any]) -> None:

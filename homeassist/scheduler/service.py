@@ -140,6 +140,9 @@ class Scheduler:
         self.on_lost = on_lost
         self.on_store_lost = on_store_lost
         self.store = TimerStore(path)
+        #: Told of each job added or cancelled: ("added" or "cancelled", the job). Called on the event
+        #: loop; an exception is logged, never raised to the caller.
+        self.listeners: list[Callable[[str, Job], None]] = []
         self._aps: AsyncIOScheduler | None = None
         #: Why the last start failed ("" when it did not): kept while the start is tried again.
         self._failure = ""
@@ -273,6 +276,7 @@ class Scheduler:
         self.store.insert(job)
         self._trigger(aps, job, job.due)
         _LOGGER.info("Scheduled %s %s for %s", kind, job.id, job.due.astimezone(self.timezone).isoformat())
+        self._tell("added", job)
         return job
 
     def pending(self) -> list[Job]:
@@ -295,7 +299,15 @@ class Scheduler:
             if aps.get_job(job.id) is not None:
                 aps.remove_job(job.id)
             self.store.set(job.id, "cancelled", "")
+            self._tell("cancelled", job)
         return chosen
+
+    def _tell(self, change: str, job: Job) -> None:
+        for listener in self.listeners:
+            try:
+                listener(change, job)
+            except Exception:
+                _LOGGER.exception("A scheduler listener failed on %s %s", change, job.id)
 
     def _trigger(self, aps: AsyncIOScheduler, job: Job, at: datetime) -> None:
         aps.add_job(
