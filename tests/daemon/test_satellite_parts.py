@@ -143,3 +143,18 @@ async def test_a_satellite_gone_loses_its_events_and_nothing_else() -> None:
     await wait_until_async(lambda: events._sending is not None and events._sending.done(), 10, "sending")
     assert events._sending is not None
     assert link.sent == [] and events._sending.exception() is None
+
+
+async def test_a_satellite_that_stands_down_ends_its_own_streaming_and_one_we_wake_hears_nothing() -> None:
+    link = FakeLink()
+    wake = SatelliteWake(None)
+    metrics = Metrics()
+    events = _Events(satellite(link, wake), metrics)
+    events.pipeline("asr")  # its own wake word: it streams until told the utterance is over
+    events.step("stand-down", "")
+    await drained(link, 1)
+    assert link.sent == [Transcript(text="")]
+    events.pipeline("wake")  # it streams all the time: standing down needs nothing sent
+    events.step("stand-down", "")
+    assert link.sent == [Transcript(text="")]
+    assert metrics.satellite_events.labels("kitchen", "stood-down")._value.get() == 2
