@@ -95,11 +95,11 @@ class Claim:
         """The listener gave its wake up (the device's stop): it takes no part in the decision."""
         self._arbiter.withdraw(self)
 
-    def _decide(self, won: bool) -> None:
+    def _decide(self, won: bool, *, tell: bool = True) -> None:
         if self._won.done():
             return
         self._won.set_result(won)
-        if self.on_decided is not None:
+        if tell and self.on_decided is not None:
             try:
                 self.on_decided(won)
             except Exception:
@@ -145,7 +145,7 @@ class Arbiter:
         for group in self._groups:
             if claim in group.claims:
                 group.claims.remove(claim)
-        claim._decide(False)
+        claim._decide(False, tell=False)  # it knows: it gave the utterance up itself
 
     def _decide(self, group: _Group) -> None:
         if group in self._groups:

@@ -118,8 +118,10 @@ async def test_a_withdrawn_claim_loses_at_once_and_leaves_the_others_to_the_wind
     quieter = arbiter.claim("satellite:b", "Kitchen")
     hear(louder, 9000)
     hear(quieter, 1000)
+    told: list[bool] = []
+    louder.on_decided = told.append
     louder.withdraw()  # its stop button: it gave the utterance up
-    assert louder.lost
+    assert louder.lost and told == []  # it is not told to stand down: it stopped itself
     assert await decided(quieter) == [True]
 
 

@@ -13,7 +13,7 @@ import pytest
 from aioesphomeapi.model import VoiceAssistantEventType, VoiceAssistantFeature
 
 from homeassist.audio.capture import FRAME_SAMPLES, AudioFrame
-from homeassist.esphome.link import EsphomeError, EsphomeLink, esphome_address
+from homeassist.esphome.link import END_SILENCE_S, EsphomeError, EsphomeLink, esphome_address
 from tests.conftest import wait_until_async
 from tests.esphome.emulator import VoiceDevice
 
@@ -150,3 +150,47 @@ async def test_a_device_without_a_voice_assistant_is_no_satellite(links: list[Es
         assert not link.connected
         assert link.status().last_error == "the device has no voice assistant (voice_assistant: in its YAML)"
         assert device.subscription_flags is None  # nothing subscribed to
+
+
+async def test_a_run_the_device_ends_itself_is_followed_by_silence_and_one_it_gives_up_is_an_abort(
+    links: list[EsphomeLink],
+) -> None:
+    async with VoiceDevice("kitchen-satellite", area="Kitchen") as device:
+        link = link_to(device, links)
+        ends: list[bool] = []
+        link.on_run_end = ends.append
+        await wait_until_async(lambda: link.connected, BOUND_S, "the link to connect")
+        await device.wait_for(lambda: device.subscription_flags is not None, BOUND_S, "the subscription")
+        frames: list[AudioFrame] = []
+
+        async def read() -> None:
+            async for frame in link.frames():
+                frames.append(frame)
+
+        reader = asyncio.create_task(read())
+        try:
+            pcm = tone(0.3)
+            # Its own end of speech: the audio ends, and silence follows so an endpointer hears the end.
+            await device.start_run(pcm, pace=False, trailing_silence_s=0.0, send_end=True)
+            await wait_until_async(lambda: ends == [False], BOUND_S, "the end of the run's audio")
+            silent_s = END_SILENCE_S * 16_000
+            await wait_until_async(
+                lambda: len(frames) * FRAME_SAMPLES >= len(pcm) // 2 + silent_s, BOUND_S, "the silence"
+            )
+            heard = np.concatenate([f.samples for f in frames])
+            assert (
+                heard[: len(pcm) // 2].tobytes() == pcm and not heard[len(pcm) // 2 + FRAME_SAMPLES :].any()
+            )
+            assert link.send_event(VoiceAssistantEventType.VOICE_ASSISTANT_RUN_END)  # answered: idle again
+            await device.wait_event(VoiceAssistantEventType.VOICE_ASSISTANT_RUN_END, timeout_s=BOUND_S)
+            # Its stop while it listens: the run is given up (an abort), with no silence added.
+            count = len(frames)
+            run = asyncio.create_task(device.start_run(tone(5.0), pace=True, trailing_silence_s=1.0))
+            await wait_until_async(lambda: len(frames) > count, BOUND_S, "the second run's audio")
+            assert device.press_stop() == "streaming"
+            await wait_until_async(lambda: ends == [False, True], BOUND_S, "the abort")
+            assert (await run).ended_by == "stop"
+        finally:
+            reader.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await reader
