@@ -45,7 +45,7 @@ from aioesphomeapi.reconnect_logic import ReconnectLogic
 
 from homeassist.audio.capture import FRAME_SAMPLES, AudioFrame, to_frames
 from homeassist.errors import HomeassistError
-from homeassist.wyoming.satellite import SatelliteStatus
+from homeassist.wyoming.satellite import LinkState
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -89,11 +89,11 @@ def connect_error(name: str, err: BaseException) -> str:
     return f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
 
 
-class EsphomeLink:
+class EsphomeLink(LinkState):
     """The connection to one ESPHome voice device at ``uri``, kept up until :meth:`close`."""
 
     def __init__(self, uri: str, name: str, room: str = "", *, encryption_key: str = "") -> None:
-        self.uri, self.name, self.room = uri, name, room
+        super().__init__(uri, name, room)
         self.host, self._port = esphome_address(uri)
         self._key = encryption_key or None
         self._client: APIClient | None = None
@@ -106,24 +106,11 @@ class EsphomeLink:
         self.on_pipeline: Callable[[str], None] | None = None
         #: Called when the device ends its run's audio (``abort``: it gave the run up).
         self.on_run_end: Callable[[bool], None] | None = None
-        self._changed = asyncio.Event()
-        self._connected = False
         self._info: DeviceInfo | None = None
         self._features = VoiceAssistantFeature(0)
-        self._stage: str | None = None
         self._conversation: str | None = None
-        self._last_error: str | None = None
-        self._connections, self._overflows, self._since = 0, 0, time.monotonic()
 
     # --- state ---------------------------------------------------------------------------------------
-
-    @property
-    def connected(self) -> bool:
-        return self._connected
-
-    @property
-    def overflows(self) -> int:
-        return self._overflows
 
     @property
     def features(self) -> VoiceAssistantFeature:
@@ -145,29 +132,8 @@ class EsphomeLink:
         """The id of the device's run in progress, or of its last one."""
         return self._conversation
 
-    def status(self) -> SatelliteStatus:
-        return SatelliteStatus(
-            name=self.name,
-            uri=self.uri,
-            room=self.room,
-            connected=self._connected,
-            area=(self._info.suggested_area or None) if self._info is not None else None,
-            reconnects=max(0, self._connections - 1),
-            last_error=self._last_error,
-            since=self._since,
-            start_stage=self._stage,
-        )
-
-    async def changed(self) -> None:
-        """Return at the next connect or disconnect."""
-        await self._changed.wait()
-
-    def _set_connected(self, connected: bool, error: str | None = None) -> None:
-        self._connected, self._since = connected, time.monotonic()
-        if error is not None:
-            self._last_error = error
-        self._changed.set()
-        self._changed.clear()
+    def _reported_area(self) -> str | None:
+        return (self._info.suggested_area or None) if self._info is not None else None
 
     # --- lifetime ------------------------------------------------------------------------------------
 

@@ -91,7 +91,57 @@ class SatelliteStatus:
     start_stage: str | None
 
 
-class SatelliteLink:
+class LinkState:
+    """What a satellite's link (Wyoming's :class:`SatelliteLink`, or an ESPHome device's) keeps of its
+    connection: whether it is up and since when, why not, how often it was made, the last run's start
+    stage; :meth:`status` for ``/health``, :meth:`changed` to wait for the next connect or disconnect."""
+
+    def __init__(self, uri: str, name: str, room: str) -> None:
+        self.uri, self.name, self.room = uri, name, room
+        self._changed = asyncio.Event()
+        self._connected = False
+        self._stage: str | None = None
+        self._last_error: str | None = None
+        self._connections, self._overflows, self._since = 0, 0, time.monotonic()
+
+    @property
+    def connected(self) -> bool:
+        return self._connected
+
+    @property
+    def overflows(self) -> int:
+        return self._overflows
+
+    def _reported_area(self) -> str | None:
+        """The area the satellite reports, once it has (None before, or without one)."""
+        return None
+
+    def status(self) -> SatelliteStatus:
+        return SatelliteStatus(
+            name=self.name,
+            uri=self.uri,
+            room=self.room,
+            connected=self._connected,
+            area=self._reported_area(),
+            reconnects=max(0, self._connections - 1),
+            last_error=self._last_error,
+            since=self._since,
+            start_stage=self._stage,
+        )
+
+    async def changed(self) -> None:
+        """Return at the next connect or disconnect."""
+        await self._changed.wait()
+
+    def _set_connected(self, connected: bool, error: str | None = None) -> None:
+        self._connected, self._since = connected, time.monotonic()
+        if error is not None:
+            self._last_error = error
+        self._changed.set()
+        self._changed.clear()
+
+
+class SatelliteLink(LinkState):
     """The connection to one satellite at ``uri`` (``tcp://host:port``), kept up until :meth:`close`."""
 
     def __init__(
@@ -110,7 +160,7 @@ class SatelliteLink:
         parsed = urlparse(uri)
         if parsed.scheme != "tcp" or not parsed.hostname or not parsed.port:
             raise SatelliteError(f"satellite {name!r}: {uri!r} is not tcp://host:port")
-        self.uri, self.name, self.room = uri, name, room
+        super().__init__(uri, name, room)
         self._host, self._port = parsed.hostname, parsed.port
         self._connect_timeout_s, self._probe_s = connect_timeout_s, probe_s
         self._write_timeout_s, self._played_margin_s = write_timeout_s, played_margin_s
@@ -127,51 +177,20 @@ class SatelliteLink:
         #: Called with the start stage of each ``run-pipeline`` ("wake", "asr"): the satellite's wake word
         #: fired when it is "asr".
         self.on_pipeline: Callable[[str], None] | None = None
-        self._changed = asyncio.Event()
-        self._connected = False
         self._area: str | None = None
-        self._stage: str | None = None
-        self._last_error: str | None = None
-        self._connections, self._overflows, self._since = 0, 0, time.monotonic()
         #: Whether the current connection got run-pipeline, audio or an answer to a probe: the satellite
         #: took us as its server (a satellite serving another answers only the first describe).
         self._accepted = False
 
     # --- state ---------------------------------------------------------------------------------------
 
-    @property
-    def connected(self) -> bool:
-        return self._connected
-
-    @property
-    def overflows(self) -> int:
-        return self._overflows
-
-    def status(self) -> SatelliteStatus:
-        return SatelliteStatus(
-            name=self.name,
-            uri=self.uri,
-            room=self.room,
-            connected=self._connected,
-            area=self._area,
-            reconnects=max(0, self._connections - 1),
-            last_error=self._last_error,
-            since=self._since,
-            start_stage=self._stage,
-        )
-
-    async def changed(self) -> None:
-        """Return at the next connect or disconnect."""
-        await self._changed.wait()
+    def _reported_area(self) -> str | None:
+        return self._area
 
     def _set_connected(self, connected: bool, error: str | None = None) -> None:
-        self._connected, self._since = connected, time.monotonic()
         if not connected:
             self._heard = self._sent  # a satellite gone plays nothing more
-        if error is not None:
-            self._last_error = error
-        self._changed.set()
-        self._changed.clear()
+        super()._set_connected(connected, error)
 
     # --- lifetime ------------------------------------------------------------------------------------
 
