@@ -19,7 +19,7 @@ from contextlib import contextmanager
 
 from aioesphomeapi.model import VoiceAssistantTimerEventType as TimerEvent
 
-from homeassist.daemon.satellites import Satellite
+from homeassist.daemon.satellite_parts import Satellite
 from homeassist.esphome.link import EsphomeLink
 from homeassist.scheduler.store import Job
 

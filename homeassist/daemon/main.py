@@ -59,7 +59,8 @@ from homeassist.daemon.monitors import WARMED_TIERS, beat_forever, watch_model, 
 from homeassist.daemon.notify import Notifier, watchdog
 from homeassist.daemon.requests import RequestQueue
 from homeassist.daemon.runtime import Runtime, build_runtime
-from homeassist.daemon.satellites import SOURCE_PREFIX, Satellite, SatelliteParts, SharedWake, run_satellite
+from homeassist.daemon.satellite_parts import SOURCE_PREFIX, Satellite
+from homeassist.daemon.satellites import SatelliteParts, SharedWake, run_satellite
 from homeassist.daemon.supervisor import Component, Supervisor
 from homeassist.daemon.voice import hook_up, watch
 from homeassist.daemon.wyoming import serve_wyoming

@@ -18,7 +18,7 @@ from aioesphomeapi.model import VoiceAssistantTimerEventType as TimerEvents
 from homeassist.config.loader import load_settings
 from homeassist.config.settings import SatelliteSettings
 from homeassist.daemon.main import Daemon
-from homeassist.daemon.satellites import Satellite
+from homeassist.daemon.satellite_parts import Satellite
 from homeassist.esphome.link import EsphomeLink
 from tests.conftest import FakeSpeaker, wait_until_async
 from tests.daemon.test_ringing import FakeLink, FakeVoice

@@ -12,7 +12,7 @@ from typing import Any, cast
 from homeassist.config.loader import load_settings
 from homeassist.config.settings import SatelliteSettings
 from homeassist.daemon.main import Daemon
-from homeassist.daemon.satellites import Satellite
+from homeassist.daemon.satellite_parts import Satellite
 from homeassist.scheduler.store import Job
 from tests.conftest import FakeSpeaker, wait_until_async
 

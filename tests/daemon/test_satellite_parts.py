@@ -14,7 +14,7 @@ from wyoming.vad import VoiceStarted, VoiceStopped
 from wyoming.wake import Detection
 
 from homeassist.audio.capture import FRAME_SAMPLES, AudioFrame
-from homeassist.daemon.satellites import SATELLITE_WAKE, Satellite, SatelliteWake, _Events
+from homeassist.daemon.satellite_parts import SATELLITE_WAKE, Satellite, SatelliteEvents, SatelliteWake
 from homeassist.errors import HomeassistError
 from homeassist.metrics import Metrics
 from tests.conftest import wait_until_async
@@ -97,7 +97,7 @@ async def drained(link: FakeLink, count: int) -> None:
 
 async def test_each_step_is_told_to_the_satellite_in_order() -> None:
     link = FakeLink()
-    events = _Events(satellite(link, SatelliteWake(None)), Metrics())
+    events = SatelliteEvents(satellite(link, SatelliteWake(None)), Metrics())
     for step, detail in (
         ("wake", "hey_jarvis"),
         ("speech-started", ""),
@@ -121,7 +121,7 @@ async def test_its_own_wake_word_is_not_told_back_and_cuts_a_reply_short() -> No
     wake = SatelliteWake(None)
     metrics = Metrics()
     sat = satellite(link, wake)
-    events = _Events(sat, metrics)
+    events = SatelliteEvents(sat, metrics)
     events.pipeline("asr")
     assert wake.remote and sat.loop.mute_while_speaking is False
     assert wake.process(frame()) == SATELLITE_WAKE
@@ -137,7 +137,7 @@ async def test_its_own_wake_word_is_not_told_back_and_cuts_a_reply_short() -> No
 
 async def test_a_satellite_gone_loses_its_events_and_nothing_else() -> None:
     link = FakeLink(fail=True)
-    events = _Events(satellite(link, SatelliteWake(None)), Metrics())
+    events = SatelliteEvents(satellite(link, SatelliteWake(None)), Metrics())
     events.step("transcript", "turn on the light")
     events.step("speech-started", "")
     await wait_until_async(lambda: events._sending is not None and events._sending.done(), 10, "sending")
@@ -149,7 +149,7 @@ async def test_a_satellite_that_stands_down_ends_its_own_streaming_and_one_we_wa
     link = FakeLink()
     wake = SatelliteWake(None)
     metrics = Metrics()
-    events = _Events(satellite(link, wake), metrics)
+    events = SatelliteEvents(satellite(link, wake), metrics)
     events.pipeline("asr")  # its own wake word: it streams until told the utterance is over
     events.step("stand-down", "")
     await drained(link, 1)
