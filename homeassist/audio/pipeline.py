@@ -21,9 +21,14 @@ drops are counted by why. A speaker stuck past its bound (see ``Speaker.problem`
 capture: a hung player must not leave the assistant deaf.
 
 A satellite's loop (see ``homeassist.daemon.satellites``) is told of each step through ``on_event``
-(``wake``, ``speech-started``, ``speech-stopped``, ``nothing-heard``, ``transcript``), which it passes on to
-the satellite as Wyoming events; it shares the daemon's transcriber, which its ``aclose`` leaves open
+(``wake``, ``speech-started``, ``speech-stopped``, ``nothing-heard``, ``transcript``, ``stand-down``), which
+it passes on to the satellite; it shares the daemon's transcriber, which its ``aclose`` leaves open
 (``close_transcriber``).
+
+One utterance, one answer: with ``claim_wake`` (the daemon's :class:`~homeassist.audio.arbiter.Arbiter`),
+each wake word claims the utterance and the frames after it are its level; when another listener heard
+it better, this loop stops listening at once (``stand-down``) and an utterance already heard is dropped
+unanswered. ``cancel_listening`` is a device's own stop.
 
 Memory: ``heard`` keeps the last ``HEARD_KEPT`` commands, and only with ``keep_text`` (the daemon
 passes ``[privacy] store_transcripts``); otherwise just ``utterances`` counts them.
@@ -361,15 +366,7 @@ class VoiceLoop:
             return
         self.stood_down += 1
         _LOGGER.info("Standing down: another listener heard it better")
-        with self._detecting:
-            listening = self._listening
-            if listening:
-                self.endpointer.stop()
-                self._listening = False
-                self.wake.reset()
-            if self._speculation is not None:
-                self._speculation[1].cancel()
-                self._speculation, self._ready = None, None
+        self._stop_listening()
         self._tell("stand-down")
 
     def cancel_listening(self) -> bool:
@@ -377,6 +374,10 @@ class VoiceLoop:
         Whether it was listening."""
         if self._claim is not None:
             self._claim.withdraw()
+        return self._stop_listening()
+
+    def _stop_listening(self) -> bool:
+        """Back to waiting for the wake word, dropping what was heard since; whether it was listening."""
         with self._detecting:
             listening = self._listening and self.wake.enabled
             if listening:
