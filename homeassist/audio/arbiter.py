@@ -5,16 +5,18 @@ Each listener's wake word (ours, or the device's own) makes a :class:`Claim`. Cl
 ``window_s`` of the first one, from the same room or where either has no room, are one utterance: a
 person in the kitchen and another in the bedroom each get their own answer, but two devices in one
 room (or one with no room) never both answer. The claim hears the audio after its wake word
-(:meth:`Claim.hear`); when the window ends, the group is decided:
+(:meth:`Claim.hear`). The group is decided when the window has ended and the last listener to wake
+has heard ``HEAR_S`` of audio since (a listener that woke late in the window is not judged on the
+room's noise before the command), comparing every listener over the same span, from the last wake on:
 
-1. the loudest speech wins (the mean level of the louder half of the 80 ms frames heard since the wake
-   word, in dBFS): the listener nearest the speaker;
+1. the loudest speech wins (the mean level of the louder half of the 80 ms frames of that span, in
+   dBFS): the listener nearest the speaker;
 2. within ``TIE_DB`` of it, the higher wake-word score (where homeassist ran the wake word);
 3. then the first to wake.
 
-A listener that heard no audio yet counts as silent. The others stand down at once and say nothing
-(their ``on_decided`` is called with False). A claim alone in its window wins when the window ends; an
-utterance that ends before that waits for the decision (:meth:`Claim.won`), so the window costs an
+A listener that heard no audio in the span counts as silent. The others stand down at once and say
+nothing (their ``on_decided`` is called with False). A claim alone wins when the window ends; an
+utterance that ends before its decision waits for it (:meth:`Claim.won`), so the window costs an
 answer nothing unless the whole command is shorter than it.
 """
 
@@ -36,6 +38,10 @@ _LOGGER = logging.getLogger(__name__)
 #: fire within a few hundred milliseconds of each other; a person does not wake two listeners in the
 #: same room on purpose within half a second.
 WINDOW_S = 0.5
+#: The audio the last listener to wake must have heard before the decision (the span compared).
+HEAR_S = 0.4
+#: Frames up to this long before a wake count in the span (a frame arrives before its wake is claimed).
+SLACK_S = 0.1
 #: Levels this close are a tie, broken by the wake-word score, then by who woke first.
 TIE_DB = 1.0
 #: The level of silence (no audio heard yet).
@@ -61,7 +67,8 @@ class Claim:
         self.at = at
         self.wake_score = wake_score
         self._arbiter = arbiter
-        self._levels: list[float] = []
+        #: Each frame heard: when it was captured (or arrived) and its level.
+        self._levels: list[tuple[float, float]] = []
         self._won: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         #: Called once with the decision (False: stand down).
         self.on_decided: Callable[[bool], None] | None = None
@@ -77,15 +84,20 @@ class Claim:
     @property
     def level_db(self) -> float:
         """The mean level of the louder half of the frames heard so far."""
-        if not self._levels:
+        return self.level_since(-math.inf)
+
+    def level_since(self, since: float) -> float:
+        """The mean level of the louder half of the frames heard from ``since`` on (monotonic)."""
+        levels = sorted((level for at, level in self._levels if at >= since), reverse=True)
+        if not levels:
             return SILENT_DB
-        louder = sorted(self._levels, reverse=True)[: max(1, len(self._levels) // 2)]
+        louder = levels[: max(1, len(levels) // 2)]
         return sum(louder) / len(louder)
 
     def hear(self, frame: AudioFrame) -> None:
         """A frame of the speech after the wake word (ignored once decided)."""
         if not self._won.done():
-            self._levels.append(frame_level_db(frame.samples))
+            self._levels.append((frame.at, frame_level_db(frame.samples)))
 
     async def won(self) -> bool:
         """Whether this listener answers (waits for the window's end)."""
@@ -111,6 +123,7 @@ class _Group:
         self.first_at = first.at
         self.claims = [first]
         self.room = first.room
+        self.timer: asyncio.TimerHandle | None = None
 
     def takes(self, claim: Claim, window_s: float) -> bool:
         rooms_agree = self.room is None or claim.room is None or self.room == claim.room
@@ -135,11 +148,21 @@ class Arbiter:
                 group.claims.append(claim)
                 if group.room is None:
                     group.room = claim.room
+                self._schedule(group)
                 return claim
         group = _Group(claim)
         self._groups.append(group)
-        asyncio.get_running_loop().call_later(self.window_s, self._decide, group)
+        self._schedule(group)
         return claim
+
+    def _schedule(self, group: _Group) -> None:
+        """The decision: when the window has ended and the last to wake has heard ``HEAR_S``."""
+        if group.timer is not None:
+            group.timer.cancel()
+        at = group.first_at + self.window_s
+        if len(group.claims) > 1:
+            at = max(at, max(claim.at for claim in group.claims) + HEAR_S)
+        group.timer = asyncio.get_running_loop().call_later(at - time.monotonic(), self._decide, group)
 
     def withdraw(self, claim: Claim) -> None:
         for group in self._groups:
@@ -153,8 +176,10 @@ class Arbiter:
         claims = [claim for claim in group.claims if not claim.decided]
         if not claims:
             return
-        loudest = max(claim.level_db for claim in claims)
-        near = [claim for claim in claims if claim.level_db >= loudest - TIE_DB]
+        since = max(claim.at for claim in claims) - SLACK_S  # the span every listener heard
+        levels = {id(claim): claim.level_since(since) for claim in claims}
+        loudest = max(levels.values())
+        near = [claim for claim in claims if levels[id(claim)] >= loudest - TIE_DB]
         winner = min(near, key=lambda claim: (-(claim.wake_score or 0.0), claim.at))
         if len(claims) > 1:
             self.shared += 1
@@ -163,8 +188,8 @@ class Arbiter:
                 "One utterance heard by %d listeners: %s answers (%.1f dBFS); %s stand down",
                 len(claims),
                 winner.source,
-                winner.level_db,
-                ", ".join(f"{c.source} ({c.level_db:.1f} dBFS)" for c in claims if c is not winner),
+                levels[id(winner)],
+                ", ".join(f"{c.source} ({levels[id(c)]:.1f} dBFS)" for c in claims if c is not winner),
             )
         for claim in claims:
             claim._decide(claim is winner)

@@ -5,11 +5,12 @@ Wakes from different rooms, or further apart than the window, are answered each.
 from __future__ import annotations
 
 import asyncio
+import time
 
 import numpy as np
 import pytest
 
-from homeassist.audio.arbiter import SILENT_DB, Arbiter, Claim, frame_level_db
+from homeassist.audio.arbiter import HEAR_S, SILENT_DB, Arbiter, Claim, frame_level_db
 from homeassist.audio.capture import FRAME_SAMPLES, AudioFrame
 
 pytestmark = pytest.mark.timeout(60)
@@ -19,14 +20,16 @@ WINDOW_S = 0.3
 BOUND_S = 30.0
 
 
-def speech(amplitude: float, frames: int = 5) -> list[AudioFrame]:
+def speech(amplitude: float, frames: int = 5, at: float | None = None) -> list[AudioFrame]:
+    """Frames of a tone, captured now (or at ``at``, monotonic)."""
     t = np.arange(FRAME_SAMPLES) / 16_000
     samples = (np.sin(2 * np.pi * 220 * t) * amplitude).astype(np.int16)
-    return [AudioFrame(samples=samples, at=0.0) for _ in range(frames)]
+    when = time.monotonic() if at is None else at
+    return [AudioFrame(samples=samples, at=when) for _ in range(frames)]
 
 
-def hear(claim: Claim, amplitude: float) -> None:
-    for frame in speech(amplitude):
+def hear(claim: Claim, amplitude: float, at: float | None = None) -> None:
+    for frame in speech(amplitude, at=at):
         claim.hear(frame)
 
 
@@ -135,3 +138,29 @@ async def test_frames_after_the_decision_do_not_change_it() -> None:
     level = b.level_db
     hear(b, 30000)
     assert b.level_db == level and b.lost
+
+
+async def test_listeners_are_compared_over_the_span_all_of_them_heard() -> None:
+    arbiter = Arbiter(WINDOW_S)
+    early = arbiter.claim("satellite:a", "Kitchen")
+    late = arbiter.claim("satellite:b", "Kitchen")
+    # "a" heard something loud before "b" woke (a door, the wake word's tail), then the command quietly;
+    # "b" heard the command louder. Only what both heard counts.
+    hear(early, 30000, at=late.at - 1.0)
+    hear(early, 2000)
+    hear(late, 8000)
+    assert early.level_db > late.level_db  # over everything it heard, "a" was louder
+    assert await decided(early, late) == [False, True]
+
+
+async def test_the_decision_waits_for_the_last_to_wake_to_have_heard_enough() -> None:
+    arbiter = Arbiter(window_s=0.05)  # a short window: the late wake's hearing (HEAR_S) holds it
+    first = arbiter.claim("satellite:a", "Kitchen")
+    second = arbiter.claim("satellite:b", "Kitchen")
+    hear(first, 2000)
+    hear(second, 8000)
+    # Timers run in order: this one (the window and a little) ends before the decision's.
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(first.won(), HEAR_S / 2)
+    assert await decided(first, second) == [False, True]
+    assert arbiter.shared == 1
