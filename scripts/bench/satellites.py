@@ -53,10 +53,15 @@ with the shared parts, +2.3 MB per satellite. A full run (8 rounds) on the idle 
 time ~0.26 s), 64/64 acted right; idle 12.0 % with 4 streaming (3.0 % each), 0.1 % with their own wake
 word; +2.5 MB per satellite; asr p50 233 ms against wyoming-faster-whisper's 452 ms.
 
-Run: ``scripts/bench/satellites [--quick] [--rounds N] [--idle S] [--no-asr] [--json PATH]``. Every
-process it starts (the simulated home, the satellites in their own process groups, the wake service,
-the asr services) is stopped at the end, on Ctrl-C and SIGTERM too; temporary files go in one temporary
-directory. Everything listens on 127.0.0.1.
+5-7. ESPHome voice devices (issue 28, ``satellites_esphome.py``, after the above): end of speech -> action
+   and -> first reply audio fetched with 1, 2 and 4 emulated devices beside the local microphone, one
+   utterance heard by two devices in a room (the arbiter's choice), idle cost and RSS per device.
+
+Run: ``scripts/bench/satellites [--quick] [--rounds N] [--idle S] [--no-asr] [--esphome-only | --no-esphome]
+[--shared N] [--json PATH]``. Every process it starts (the simulated home, the satellites in their own
+process groups, the wake service, the asr services, the ESPHome device process) is stopped at the end,
+on Ctrl-C and SIGTERM too; temporary files go in one temporary directory. Everything listens on
+127.0.0.1.
 """
 
 from __future__ import annotations
@@ -88,6 +93,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HERE))
+
+if __name__ == "__main__":  # satellites_esphome imports this module by name: the same one, not a copy
+    sys.modules.setdefault("satellites", sys.modules[__name__])
 
 from benchlib import figures, free_port, proc_cpu_s, proc_status, table  # noqa: E402  (the paths above come first)
 
@@ -945,8 +953,16 @@ async def bench(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
             "rss_kb_bench_start": rss_start,
             "rss_kb_shared_loaded": proc_status()["VmRSS"],
         }
-        result["idle"] = await bench_idle(home, tmp, noise_path, idle_s)
-        result["e2e"] = await bench_e2e(home, clips, noise, noise_path, tmp, rounds)
+        if not args.esphome_only:
+            result["idle"] = await bench_idle(home, tmp, noise_path, idle_s)
+            result["e2e"] = await bench_e2e(home, clips, noise, noise_path, tmp, rounds)
+        if not args.no_esphome:
+            from satellites_esphome import bench_esphome
+
+            shared = args.shared or (8 if args.quick else 16)
+            result["esphome"] = await bench_esphome(
+                home, clips, noise, tmp, rounds=rounds, idle_s=idle_s, shared=shared
+            )
         return result
     finally:
         if home is not None:
@@ -988,13 +1004,25 @@ def checks(result: dict[str, Any]) -> list[tuple[str, str, bool]]:
                 share < TARGET_IDLE_SHARE,
             )
         )
+    if "esphome" in result:
+        from satellites_esphome_report import checks as esphome_checks
+
+        out.extend(esphome_checks(result["esphome"]))
     return out
 
 
 def print_report(result: dict[str, Any]) -> None:
+    kinds = [
+        kind
+        for kind, ran in (
+            ("real wyoming-satellite 1.0.0 processes", "e2e" in result),
+            ("emulated ESPHome devices", "esphome" in result),
+        )
+        if ran
+    ]
     print(
-        f"Satellites benchmark on {result['cpus']} CPUs{' (quick)' if result['quick'] else ''}: real "
-        f"wyoming-satellite 1.0.0 processes on 127.0.0.1, speech model {result['stt_model']}, "
+        f"Satellites benchmark on {result['cpus']} CPUs{' (quick)' if result['quick'] else ''}: "
+        f"{' and '.join(kinds)} on 127.0.0.1, speech model {result['stt_model']}, "
         f"simulated home at {result['sim_url']}"
     )
     e2e = result.get("e2e")
@@ -1105,6 +1133,10 @@ def print_report(result: dict[str, Any]) -> None:
         print(asr_table(asr))
     elif "asr_error" in result:
         print(f"\n4. Our asr service beside wyoming-faster-whisper: failed: {result['asr_error']}")
+    if "esphome" in result:
+        from satellites_esphome_report import print_report as esphome_report
+
+        esphome_report(result["esphome"])
     print("\nchecks")
     found = checks(result)
     width = max(len(name) for name, _, _ in found)
@@ -1124,10 +1156,21 @@ def main() -> int:
         "--idle", type=float, default=0.0, help="seconds per idle window (default 30, quick 15)"
     )
     parser.add_argument("--no-asr", action="store_true", help="leave out the asr services' comparison")
+    parts = parser.add_mutually_exclusive_group()
+    parts.add_argument(
+        "--esphome-only", action="store_true", help="only the ESPHome devices (no Wyoming part, no asr)"
+    )
+    parts.add_argument("--no-esphome", action="store_true", help="leave out the ESPHome devices")
+    parser.add_argument(
+        "--shared",
+        type=int,
+        default=0,
+        help="ESPHome shared-utterance runs within the arbiter's window (default 16, quick 8)",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    if not SATELLITE_PYTHON.exists():
+    if not SATELLITE_PYTHON.exists() and not args.esphome_only:
         raise SystemExit("no .venv-satellite with wyoming-satellite: run scripts/setup")
 
     async def run(tmp: Path) -> dict[str, Any]:
@@ -1140,7 +1183,7 @@ def main() -> int:
     try:
         with tempfile.TemporaryDirectory(prefix="bench-satellites-") as name:
             result = asyncio.run(run(Path(name)))
-        if not args.no_asr:
+        if not args.no_asr and not args.esphome_only:
             log("asr: homeassist's service beside wyoming-faster-whisper")
             from satellites_asr import compare_asr
 
