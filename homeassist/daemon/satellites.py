@@ -157,6 +157,10 @@ async def run_satellite(
                     await speak(reply.text)
                 # Once its last sentence is in the stream, the device's run ends.
                 await speaker.wait_idle(REPLY_BOUND_S)
+            except Exception:
+                if run == esphome.run:  # the device must not wait for a reply that will not come
+                    esphome.fail("intent-failed", "Sorry, something went wrong.")
+                raise
             finally:
                 esphome.replying = False
             esphome.finish(run, reply.text)

@@ -108,7 +108,9 @@ class EsphomeRun:
         self._link.send_event(Event.VOICE_ASSISTANT_RUN_END)
 
     def fail(self, code: str, message: str) -> None:
-        """The run ends without a reply."""
+        """The run in progress ends without a reply (nothing when it is over already)."""
+        if not self._open:
+            return
         self._open = False
         self._close_stream()
         self._link.send_event(Event.VOICE_ASSISTANT_ERROR, {"code": code, "message": message})
