@@ -141,6 +141,7 @@ async def test_a_run_stood_down_ends_quietly_and_a_finished_or_given_up_run_is_t
             assert await run.play(wav_of(tone(0.1))) is False  # cut short: no announcement either
             run.step("speech-stopped", "")
             run.finish(second, "late")
+            run.fail("intent-failed", "Sorry, something went wrong.")  # a reply failing after the stop
             assert run.given_up() is False
             # A marker event, sent last: everything before it has reached the device.
             link.send_event(Events.VOICE_ASSISTANT_WAKE_WORD_START)
