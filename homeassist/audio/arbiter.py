@@ -4,10 +4,13 @@ devices) wake on the same speech, only the one that heard it best answers.
 Each listener's wake word (ours, or the device's own) makes a :class:`Claim`. Claims made within
 ``window_s`` of the first one, from the same room or where either has no room, are one utterance: a
 person in the kitchen and another in the bedroom each get their own answer, but two devices in one
-room (or one with no room) never both answer. The claim hears the audio after its wake word
+room (or one with no room) never both answer. The claim hears the wake word's audio (the last
+``LOOKBACK_S`` before the wake, where the listener ran the wake word itself) and the audio after it
 (:meth:`Claim.hear`). The group is decided when the window has ended and the last listener to wake
-has heard ``HEAR_S`` of audio since (a listener that woke late in the window is not judged on the
-room's noise before the command), comparing every listener over the same span, from the last wake on:
+has heard ``HEAR_S`` of audio since, comparing every listener over the same span, from ``LOOKBACK_S``
+before the last wake on: the wake word is the one thing every listener surely heard (after it there is
+often only a pause, the same room noise everywhere), and a listener that woke late is not judged on
+the noise before its wake:
 
 1. the loudest speech wins (the mean level of the louder half of the 80 ms frames of that span, in
    dBFS): the listener nearest the speaker;
@@ -40,8 +43,8 @@ _LOGGER = logging.getLogger(__name__)
 WINDOW_S = 0.5
 #: The audio the last listener to wake must have heard before the decision (the span compared).
 HEAR_S = 0.4
-#: Frames up to this long before a wake count in the span (a frame arrives before its wake is claimed).
-SLACK_S = 0.1
+#: The span compared begins this long before the last wake: it holds the wake word (about 0.5-1 s).
+LOOKBACK_S = 1.0
 #: Levels this close are a tie, broken by the wake-word score, then by who woke first.
 TIE_DB = 1.0
 #: The level of silence (no audio heard yet).
@@ -176,7 +179,7 @@ class Arbiter:
         claims = [claim for claim in group.claims if not claim.decided]
         if not claims:
             return
-        since = max(claim.at for claim in claims) - SLACK_S  # the span every listener heard
+        since = max(claim.at for claim in claims) - LOOKBACK_S  # the span every listener heard
         levels = {id(claim): claim.level_since(since) for claim in claims}
         loudest = max(levels.values())
         near = [claim for claim in claims if levels[id(claim)] >= loudest - TIE_DB]

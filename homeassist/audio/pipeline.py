@@ -49,8 +49,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from homeassist.audio.arbiter import Claim
-from homeassist.audio.capture import AudioFrame, AudioSource
+from homeassist.audio.arbiter import LOOKBACK_S, Claim
+from homeassist.audio.capture import FRAME_SECONDS, AudioFrame, AudioSource
 from homeassist.audio.endpoint import Endpointer, Event, NothingHeard, SpeechStarted, Utterance
 from homeassist.audio.speaker import Speaker
 from homeassist.audio.stt import SpeechTranscriber
@@ -159,6 +159,8 @@ class VoiceLoop:
         #: this loop always answers.
         self.claim_wake: Callable[[float | None], Claim] | None = None
         self._claim: Claim | None = None
+        #: The last frames heard (the wake word's audio, when it fires): a new claim hears them too.
+        self._recent: deque[AudioFrame] = deque(maxlen=round(LOOKBACK_S / FRAME_SECONDS))
         #: Utterances this loop stood down from (another listener heard them better).
         self.stood_down = 0
         #: Whether audio is dropped while the speaker plays (off for a satellite whose own wake word
@@ -253,6 +255,7 @@ class VoiceLoop:
                 early = (end, self.endpointer.snapshot())
             if isinstance(event, Utterance):
                 self._last_end = end
+            self._recent.append(frame)
             if self._listening and word is None and self._claim is not None:
                 self._claim.hear(frame)
             return word, event, early
@@ -358,6 +361,8 @@ class VoiceLoop:
         scores = getattr(self.wake, "scores", None)
         score = scores.get(word) if isinstance(scores, dict) else None
         claim = self._claim = self.claim_wake(score if isinstance(score, float) else None)
+        for frame in self._recent:  # the wake word itself (a satellite's own wake word: its first frame)
+            claim.hear(frame)
         claim.on_decided = lambda won: None if won else self._stand_down(claim)
 
     def _stand_down(self, claim: Claim) -> None:
@@ -384,12 +389,14 @@ class VoiceLoop:
                 self.endpointer.stop()
                 self._listening = False
                 self.wake.reset()
+                self._recent.clear()
             if self._speculation is not None:
                 self._speculation[1].cancel()
                 self._speculation, self._ready = None, None
         return listening
 
     def _done_listening(self) -> None:
+        self._recent.clear()  # a new wake word's audio starts here (a satellite's next run, too)
         if self.wake.enabled:
             self._listening = False
             self.wake.reset()

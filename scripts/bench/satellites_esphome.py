@@ -75,7 +75,7 @@ import satellites as wy
 from benchlib import figures, proc_status
 from esphome_devices import Devices
 
-from homeassist.audio.arbiter import SLACK_S, WINDOW_S, Arbiter, Claim
+from homeassist.audio.arbiter import LOOKBACK_S, WINDOW_S, Arbiter, Claim
 from homeassist.audio.capture import SAMPLE_RATE
 from homeassist.audio.pipeline import VoiceLoop
 from homeassist.config.settings import SatelliteSettings
@@ -162,7 +162,7 @@ class EsphomeHome:
 
 def span_from(made: list[tuple[str, Claim]]) -> float:
     """Where the span the arbiter compares begins: just before the last wake."""
-    return max(claim.at for _, claim in made) - SLACK_S if made else 0.0
+    return max(claim.at for _, claim in made) - LOOKBACK_S if made else 0.0
 
 
 async def device_round(

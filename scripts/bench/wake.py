@@ -163,7 +163,8 @@ def mix(speech: Samples, noise: Samples, snr_db: float, rng: np.random.Generator
     start = int(rng.integers(0, max(1, len(noise) - len(speech))))
     part = np.resize(noise[start:], len(speech)).astype(np.float64)
     gain = np.sqrt(np.mean(speech.astype(np.float64) ** 2) / (np.mean(part**2) + 1e-9) / 10 ** (snr_db / 10))
-    return np.clip(np.round(speech + gain * part), -32768, 32767).astype(np.int16)
+    mixed: Samples = np.clip(np.round(speech + gain * part), -32768, 32767).astype(np.int16)
+    return mixed
 
 
 class Scorer:

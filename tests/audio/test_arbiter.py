@@ -144,9 +144,9 @@ async def test_listeners_are_compared_over_the_span_all_of_them_heard() -> None:
     arbiter = Arbiter(WINDOW_S)
     early = arbiter.claim("satellite:a", "Kitchen")
     late = arbiter.claim("satellite:b", "Kitchen")
-    # "a" heard something loud before "b" woke (a door, the wake word's tail), then the command quietly;
+    # "a" heard something loud long before "b" woke (a door), then the wake word and command quietly;
     # "b" heard the command louder. Only what both heard counts.
-    hear(early, 30000, at=late.at - 1.0)
+    hear(early, 30000, at=late.at - 3.0)
     hear(early, 2000)
     hear(late, 8000)
     assert early.level_db > late.level_db  # over everything it heard, "a" was louder
