@@ -3,6 +3,7 @@ for a loaded machine; no test asserts how long the daemon took."""
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -11,10 +12,16 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import numpy as np
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from homeassist.audio.stt import BackgroundTranscriber
+from homeassist.config.loader import load_settings
+from homeassist.zwave.sim import DEFAULT_HOME
+from tests.audio.conftest import synthesize
 from tests.conftest import REPO, wait_until
+from tests.daemon.esphome import DeviceThread
 
 
 class Daemon:
@@ -118,3 +125,42 @@ def start_daemon(cli_env: dict[str, str], tmp_path: Path) -> Iterator[Callable[.
     yield start
     for daemon in started:
         daemon.stop()
+
+
+# --- ESPHome devices (tests/daemon/esphome.py) ---------------------------------------------------------
+
+
+@pytest.fixture
+def kitchen() -> Iterator[DeviceThread]:
+    """An emulated voice device in the Kitchen."""
+    device = DeviceThread(name="kitchen-voice", area="Kitchen")
+    yield device
+    device.close()
+
+
+@pytest.fixture
+def bedroom() -> Iterator[DeviceThread]:
+    """An emulated voice device in the Bedroom."""
+    device = DeviceThread(name="bedroom-voice", area="Bedroom")
+    yield device
+    device.close()
+
+
+@pytest.fixture(scope="module")
+def command(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """ "turn on the light", as a device streams it after its own wake word."""
+    speech = synthesize("turn on the light", tmp_path_factory.mktemp("command"))
+    return np.asarray(speech, dtype=np.int16).astype("<i2").tobytes()
+
+
+@pytest.fixture(scope="module")
+def listener(tmp_path_factory: pytest.TempPathFactory) -> BackgroundTranscriber:
+    """The test's own ear for what a device played: the base model, told the names of the home (every
+    device and room, as a person living there knows them). Told none, it drops "Bedroom Lamp is now
+    on." as unsure and hears nothing at all."""
+    nodes = json.loads(DEFAULT_HOME.read_text(encoding="utf-8"))["nodes"]
+    home = {"devices": [{"name": node["name"], "area": node["location"]} for node in nodes]}
+    stt = load_settings(env={}).settings.stt.model_copy(update={"model": "base"})
+    return BackgroundTranscriber(
+        stt, language="en", state_dir=tmp_path_factory.mktemp("ear"), home=lambda: home
+    )

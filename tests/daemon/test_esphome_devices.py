@@ -14,24 +14,19 @@ beyond one device's one run (issue 28):
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 
-import numpy as np
 import pytest
 from aioesphomeapi.model import VoiceAssistantEventType as Events
 
 from homeassist.audio.stt import BackgroundTranscriber
-from homeassist.config.loader import load_settings
-from homeassist.zwave.sim import DEFAULT_HOME
-from tests.audio.conftest import STT_TIME_LIMIT_S, synthesize
 from tests.conftest import POLL_S, wait_until
 from tests.daemon.conftest import Daemon
-from tests.daemon.test_esphome_satellites import BOUND_S, DeviceThread, heard_back
+from tests.daemon.esphome import BOUND_S, DeviceThread, heard_back, start, write_config
 from tests.daemon.test_satellites import words
 from tests.daemon.test_timers import switch
 from tests.esphome.emulator import Run, VoiceDevice
@@ -42,40 +37,6 @@ pytestmark = pytest.mark.timeout(600)
 
 #: The reason a connected ESPHome satellite's component gives: its room, and that it wakes itself.
 READY_KITCHEN = "Kitchen; its own wake word"
-
-
-@pytest.fixture
-def kitchen() -> Iterator[DeviceThread]:
-    device = DeviceThread(name="kitchen-voice", area="Kitchen")
-    yield device
-    device.close()
-
-
-@pytest.fixture
-def bedroom() -> Iterator[DeviceThread]:
-    device = DeviceThread(name="bedroom-voice", area="Bedroom")
-    yield device
-    device.close()
-
-
-@pytest.fixture(scope="module")
-def command(tmp_path_factory: pytest.TempPathFactory) -> bytes:
-    """ "turn on the light", as a device streams it after its own wake word."""
-    speech = synthesize("turn on the light", tmp_path_factory.mktemp("command"))
-    return np.asarray(speech, dtype=np.int16).astype("<i2").tobytes()
-
-
-@pytest.fixture(scope="module")
-def listener(tmp_path_factory: pytest.TempPathFactory) -> BackgroundTranscriber:
-    """The test's own ear for what a device played: the base model, told the names of the home (every
-    device and room, as a person living there knows them). Told none, it drops "Bedroom Lamp is now
-    on." as unsure and hears nothing at all."""
-    nodes = json.loads(DEFAULT_HOME.read_text(encoding="utf-8"))["nodes"]
-    home = {"devices": [{"name": node["name"], "area": node["location"]} for node in nodes]}
-    stt = load_settings(env={}).settings.stt.model_copy(update={"model": "base"})
-    return BackgroundTranscriber(
-        stt, language="en", state_dir=tmp_path_factory.mktemp("ear"), home=lambda: home
-    )
 
 
 def dimmer(url: str, node: int, level: int | None = None) -> object:
@@ -95,30 +56,6 @@ def dimmer(url: str, node: int, level: int | None = None) -> object:
             return await observer.read(node, LEVEL, "currentValue")
 
     return asyncio.run(run())
-
-
-def write_config(directory: Path, satellites: dict[str, tuple[int, str]]) -> Path:
-    """A config with ESPHome satellites on 127.0.0.1: name to (port, encryption key or '')."""
-    lines = ["[esphome]", 'media_host = "127.0.0.1"']
-    for name, (port, key) in satellites.items():
-        lines += ["", f"[satellites.{name}]", f'uri = "esphome://127.0.0.1:{port}"']
-        if key:
-            lines.append(f'encryption_key = "{key}"')
-    config = directory / "homeassist.toml"
-    config.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return config
-
-
-def start(start_daemon: Callable[..., Daemon], config: Path, sim_url: str, closed_url: str) -> Daemon:
-    """The daemon on the simulated home, with no model (the local path answers)."""
-    daemon = start_daemon(
-        config,
-        HOMEASSIST_ZWAVE__URL=sim_url,
-        HOMEASSIST_OLLAMA__BASE_URL=closed_url,
-        HOMEASSIST_STT__TIME_LIMIT_S=str(STT_TIME_LIMIT_S),
-    )
-    daemon.wait_for(lambda: daemon.component("zwave") == "ready", 60, "the simulated home")
-    return daemon
 
 
 def state_is(daemon: Daemon, name: str, state: str) -> Callable[[], bool]:

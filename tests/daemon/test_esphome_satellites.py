@@ -7,88 +7,23 @@ played transcribes back to the reply's words."""
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import threading
-from collections.abc import Callable, Coroutine, Iterator
-from concurrent.futures import Future
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-import numpy as np
 import pytest
 from aioesphomeapi.model import VoiceAssistantEventType as Events
 
 from homeassist.audio.stt import BackgroundTranscriber
-from homeassist.config.loader import load_settings
-from tests.audio.conftest import STT_TIME_LIMIT_S, read_pcm16, synthesize
 from tests.conftest import wait_until
 from tests.daemon.conftest import Daemon
+from tests.daemon.esphome import BOUND_S, DeviceThread, heard_back, start, write_config
 from tests.daemon.test_satellites import words
 from tests.daemon.test_timers import switch
 from tests.esphome.emulator import VoiceDevice
 from tests.zwave.conftest import KITCHEN_LIGHT
 
-BOUND_S = 120.0
-T = TypeVar("T")
-
 pytestmark = pytest.mark.timeout(600)
-
-
-class DeviceThread:
-    """A device emulator on its own event loop in a thread, for a test that waits synchronously."""
-
-    def __init__(self, **device: Any) -> None:
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, name="esphome-device", daemon=True)
-        self._thread.start()
-        self.device = self.call(self._make(device))
-
-    @staticmethod
-    async def _make(device: dict[str, Any]) -> VoiceDevice:
-        made = VoiceDevice(**device)
-        await made.start()
-        return made
-
-    def call(self, work: Coroutine[Any, Any, T], timeout_s: float = BOUND_S) -> T:
-        future: Future[T] = asyncio.run_coroutine_threadsafe(work, self.loop)
-        return future.result(timeout_s)
-
-    def close(self) -> None:
-        self.call(self.device.stop())
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(10)
-
-
-@pytest.fixture
-def kitchen() -> Iterator[DeviceThread]:
-    device = DeviceThread(name="kitchen-voice", area="Kitchen")
-    yield device
-    device.close()
-
-
-@pytest.fixture(scope="module")
-def command(tmp_path_factory: pytest.TempPathFactory) -> bytes:
-    """ "turn on the light", as the device streams it after its own wake word."""
-    speech = synthesize("turn on the light", tmp_path_factory.mktemp("command"))
-    return np.asarray(speech, dtype=np.int16).astype("<i2").tobytes()
-
-
-@pytest.fixture(scope="module")
-def listener(tmp_path_factory: pytest.TempPathFactory) -> BackgroundTranscriber:
-    """The test's own ear for what the device played: the base model, as for Wyoming satellites."""
-    stt = load_settings(env={}).settings.stt.model_copy(update={"model": "base"})
-    return BackgroundTranscriber(stt, language="en", state_dir=tmp_path_factory.mktemp("ear"))
-
-
-def heard_back(reply: bytes, directory: Path, listener: BackgroundTranscriber) -> str:
-    """A reply the device played (a streamed WAV: its sizes say "unknown"), transcribed at 16 kHz."""
-    assert reply[:4] == b"RIFF" and reply[36:40] == b"data"
-    rate = int.from_bytes(reply[24:28], "little")
-    played, wav = directory / "played.raw", directory / "played16k.wav"
-    played.write_bytes(reply[44:])
-    raw = ["-t", "raw", "-r", str(rate), "-e", "signed", "-b", "16", "-c", "1"]
-    subprocess.run(["sox", "-D", *raw, str(played), "-r", "16000", str(wav)], check=True)
-    return listener.transcribe_blocking(read_pcm16(wav)).text.lower()
 
 
 def test_an_esphome_satellite_in_the_kitchen_turns_on_the_kitchen_light_and_plays_the_reply(
@@ -102,18 +37,8 @@ def test_an_esphome_satellite_in_the_kitchen_turns_on_the_kitchen_light_and_play
 ) -> None:
     assert switch(sim_url, KITCHEN_LIGHT, False) is False
     device = kitchen.device
-    config = tmp_path / "homeassist.toml"
-    config.write_text(
-        f'[esphome]\nmedia_host = "127.0.0.1"\n\n[satellites.kitchen]\nuri = "esphome://127.0.0.1:{device.port}"\n',
-        encoding="utf-8",
-    )
-    daemon = start_daemon(
-        config,
-        HOMEASSIST_ZWAVE__URL=sim_url,
-        HOMEASSIST_OLLAMA__BASE_URL=closed_url,
-        HOMEASSIST_STT__TIME_LIMIT_S=str(STT_TIME_LIMIT_S),
-    )
-    daemon.wait_for(lambda: daemon.component("zwave") == "ready", 60, "the simulated home")
+    config = write_config(tmp_path, {"kitchen": (device.port, "")})
+    daemon = start(start_daemon, config, sim_url, closed_url)
     daemon.wait_for(lambda: daemon.component("satellite:kitchen") == "ready", 60, "the satellite")
     assert daemon.health()["components"]["satellite:kitchen"]["reason"] == "Kitchen; its own wake word"
 
@@ -164,20 +89,8 @@ def test_one_utterance_heard_by_two_devices_in_one_room_is_answered_once_by_the_
     assert switch(sim_url, KITCHEN_LIGHT, False) is False
     near, far = DeviceThread(name="kitchen-a", area="Kitchen"), DeviceThread(name="kitchen-b", area="Kitchen")
     try:
-        config = tmp_path / "homeassist.toml"
-        config.write_text(
-            '[esphome]\nmedia_host = "127.0.0.1"\n\n'
-            f'[satellites.near]\nuri = "esphome://127.0.0.1:{near.device.port}"\n\n'
-            f'[satellites.far]\nuri = "esphome://127.0.0.1:{far.device.port}"\n',
-            encoding="utf-8",
-        )
-        daemon = start_daemon(
-            config,
-            HOMEASSIST_ZWAVE__URL=sim_url,
-            HOMEASSIST_OLLAMA__BASE_URL=closed_url,
-            HOMEASSIST_STT__TIME_LIMIT_S=str(STT_TIME_LIMIT_S),
-        )
-        daemon.wait_for(lambda: daemon.component("zwave") == "ready", 60, "the simulated home")
+        config = write_config(tmp_path, {"near": (near.device.port, ""), "far": (far.device.port, "")})
+        daemon = start(start_daemon, config, sim_url, closed_url)
         daemon.wait_for(
             lambda: {daemon.component("satellite:near"), daemon.component("satellite:far")} == {"ready"},
             60,
@@ -224,17 +137,8 @@ def test_stop_on_the_device_while_it_listens_gives_the_run_up_and_the_next_run_i
 ) -> None:
     assert switch(sim_url, KITCHEN_LIGHT, False) is False
     device = kitchen.device
-    config = tmp_path / "homeassist.toml"
-    config.write_text(
-        f'[esphome]\nmedia_host = "127.0.0.1"\n\n[satellites.kitchen]\nuri = "esphome://127.0.0.1:{device.port}"\n',
-        encoding="utf-8",
-    )
-    daemon = start_daemon(
-        config,
-        HOMEASSIST_ZWAVE__URL=sim_url,
-        HOMEASSIST_OLLAMA__BASE_URL=closed_url,
-        HOMEASSIST_STT__TIME_LIMIT_S=str(STT_TIME_LIMIT_S),
-    )
+    config = write_config(tmp_path, {"kitchen": (device.port, "")})
+    daemon = start(start_daemon, config, sim_url, closed_url)
     daemon.wait_for(lambda: daemon.component("satellite:kitchen") == "ready", 60, "the satellite")
 
     # Silence first, so the person presses stop before saying anything the daemon could act on.
