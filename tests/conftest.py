@@ -13,6 +13,7 @@ import io
 import json
 import logging
 import os
+import re
 import select
 import shutil
 import socket
@@ -90,6 +91,11 @@ POLL_S = 0.02
 
 def _failure(timeout_s: float, what: str | Callable[[], str]) -> str:
     return f"not within {timeout_s:g} s (a hang guard): {what() if callable(what) else what}"
+
+
+def words(text: str) -> set[str]:
+    """The lower-case words of ``text`` (what a transcript or a reply says, punctuation aside)."""
+    return set(re.findall(r"[a-z]+", text.lower()))
 
 
 def wait_until(check: Callable[[], object], timeout_s: float, what: str | Callable[[], str] = "") -> None:

@@ -13,8 +13,11 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from aioesphomeapi.model import VoiceAssistantEventType as Events
+
 from homeassist.audio.stt import BackgroundTranscriber
 from tests.audio.conftest import STT_TIME_LIMIT_S, read_pcm16
+from tests.conftest import words
 from tests.esphome.emulator import VoiceDevice
 
 if TYPE_CHECKING:  # the conftest imports this module for its fixtures
@@ -83,3 +86,22 @@ def heard_back(reply: bytes, directory: Path, listener: BackgroundTranscriber) -
     raw = ["-t", "raw", "-r", str(rate), "-e", "signed", "-b", "16", "-c", "1"]
     subprocess.run(["sox", "-D", *raw, str(played), "-r", "16000", str(wav)], check=True)
     return listener.transcribe_blocking(read_pcm16(wav)).text.lower()
+
+
+def ran(device: VoiceDevice, daemon: Daemon) -> None:
+    """The device's one run went through every step, in order, to its reply and its end."""
+    told = [event.type for event in device.events]
+    assert told == [
+        Events.VOICE_ASSISTANT_RUN_START,
+        Events.VOICE_ASSISTANT_STT_START,
+        Events.VOICE_ASSISTANT_STT_VAD_START,
+        Events.VOICE_ASSISTANT_STT_VAD_END,
+        Events.VOICE_ASSISTANT_STT_END,
+        Events.VOICE_ASSISTANT_INTENT_START,
+        Events.VOICE_ASSISTANT_INTENT_PROGRESS,
+        Events.VOICE_ASSISTANT_INTENT_END,
+        Events.VOICE_ASSISTANT_TTS_START,
+        Events.VOICE_ASSISTANT_TTS_END,
+        Events.VOICE_ASSISTANT_RUN_END,
+    ], f"{device.name}: {device.events}\n{daemon.text()[-3000:]}"
+    assert {"turn", "on", "light"} <= words(device.events[4].data["text"]), device.events[4]

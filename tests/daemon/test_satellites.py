@@ -8,7 +8,6 @@ once each get their own answer. Every wait is a bounded poll (a hang guard, gene
 
 from __future__ import annotations
 
-import re
 import subprocess
 from collections.abc import Callable, Iterator
 from functools import partial
@@ -20,7 +19,7 @@ import pytest
 from homeassist.audio.stt import BackgroundTranscriber
 from homeassist.config.loader import load_settings
 from tests.audio.conftest import STT_TIME_LIMIT_S, read_pcm16, synthesize
-from tests.conftest import wait_until
+from tests.conftest import wait_until, words
 from tests.daemon.conftest import Daemon
 from tests.daemon.test_timers import switch
 from tests.wyoming.real_satellite import SATELLITE_PYTHON, RealSatellite, WakeService
@@ -132,10 +131,6 @@ def heard_back(satellite: RealSatellite, listener: BackgroundTranscriber) -> str
     # -D: no dither (random by default), so the same reply is the same samples every run.
     subprocess.run(["sox", "-D", *raw, str(satellite.played_all), "-r", "16000", str(wav)], check=True)
     return listener.transcribe_blocking(read_pcm16(wav)).text.lower()
-
-
-def words(text: str) -> set[str]:
-    return set(re.findall(r"[a-z]+", text.lower()))
 
 
 def test_a_satellite_in_the_kitchen_turns_on_the_kitchen_light_and_hears_the_reply(
