@@ -141,8 +141,10 @@ class Scheduler:
         self.on_store_lost = on_store_lost
         self.store = TimerStore(path)
         #: Told of each job added or cancelled: ("added" or "cancelled", the job). Called on the event
-        #: loop; an exception is logged, never raised to the caller.
+        #: loop the scheduler was started on, also when a tool added the job from a worker thread; an
+        #: exception is logged, never raised to the caller.
         self.listeners: list[Callable[[str, Job], None]] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._aps: AsyncIOScheduler | None = None
         #: Why the last start failed ("" when it did not): kept while the start is tried again.
         self._failure = ""
@@ -166,6 +168,7 @@ class Scheduler:
         global _active
         if _active is not None and _active is not self:
             raise SchedulerError("another scheduler runs in this process: a job store has one scheduler")
+        self._loop = asyncio.get_running_loop()
         try:
             loss = await asyncio.to_thread(self._open)
             interrupted = await asyncio.to_thread(self._interrupted_at_start)
@@ -303,6 +306,17 @@ class Scheduler:
         return chosen
 
     def _tell(self, change: str, job: Job) -> None:
+        loop = self._loop
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:  # a worker thread (a tool's function): the listeners run on the loop
+            running = None
+        if loop is not None and running is not loop:
+            loop.call_soon_threadsafe(self._tell_here, change, job)
+        else:
+            self._tell_here(change, job)
+
+    def _tell_here(self, change: str, job: Job) -> None:
         for listener in self.listeners:
             try:
                 listener(change, job)

@@ -389,3 +389,27 @@ def replace_with_a_directory(path: Path) -> None:
     for file in path.parent.glob(f"{path.name}*"):
         file.rename(file.with_name(f"gone-{file.name}"))
     path.mkdir()
+
+
+async def test_listeners_hear_each_job_added_or_cancelled_on_the_loop_even_from_a_tool_thread(
+    make: Callable[..., Scheduler],
+) -> None:
+    scheduler = make(Recorder())
+    await scheduler.start()
+    loop = asyncio.get_running_loop()
+    told: list[tuple[str, str, bool]] = []
+
+    def listener(change: str, job: Job) -> None:
+        told.append((change, job.name, asyncio.get_running_loop() is loop))
+
+    def failing(change: str, job: Job) -> None:
+        raise RuntimeError("a listener that breaks must not break add() or the other listeners")
+
+    scheduler.listeners += [failing, listener]
+    due = datetime.now(UTC) + timedelta(minutes=10)
+    scheduler.add("timer", due, "pasta", {"seconds": 600})
+    # A tool's function runs in a worker thread (LangChain runs sync tools in an executor).
+    await asyncio.to_thread(scheduler.add, "timer", due, "tea", {"seconds": 600})
+    await asyncio.to_thread(scheduler.cancel, "tea")
+    await wait_until_async(lambda: len(told) == 3, 60, "the listeners told")
+    assert told == [("added", "pasta", True), ("added", "tea", True), ("cancelled", "tea", True)]
