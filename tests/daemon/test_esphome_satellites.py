@@ -11,10 +11,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import httpx
+import numpy as np
 import pytest
 from aioesphomeapi.model import VoiceAssistantEventType as Events
+from aioesphomeapi.model import VoiceAssistantTimerEventType as Timers
 
 from homeassist.audio.stt import BackgroundTranscriber
+from tests.audio.conftest import synthesize
 from tests.conftest import wait_until, words
 from tests.daemon.conftest import Daemon
 from tests.daemon.esphome import BOUND_S, DeviceThread, heard_back, ran, start, write_config
@@ -150,3 +154,35 @@ def test_stop_on_the_device_while_it_listens_gives_the_run_up_and_the_next_run_i
 
 async def _press_stop(device: VoiceDevice) -> str:
     return device.press_stop()
+
+
+def test_a_timer_set_by_voice_on_the_device_is_shown_there_and_taken_off_when_cancelled(
+    start_daemon: Callable[..., Daemon],
+    kitchen: DeviceThread,
+    sim_url: str,
+    closed_url: str,
+    tmp_path: Path,
+) -> None:
+    device = kitchen.device
+    said = synthesize("set a timer for ten minutes", tmp_path / "timer")
+    pcm = np.asarray(said, dtype=np.int16).astype("<i2").tobytes()
+    daemon = start(start_daemon, write_config(tmp_path, {"kitchen": (device.port, "")}), sim_url, closed_url)
+    daemon.wait_for(lambda: daemon.component("satellite:kitchen") == "ready", 60, "the satellite")
+
+    kitchen.call(device.start_run(pcm, pace=True, trailing_silence_s=10.0))
+    # The timer tool runs in a worker thread; the device is told on the event loop.
+    kitchen.call(device.wait_for(lambda: len(device.timer_events) == 1, BOUND_S, "the timer shown"))
+    started = device.timer_events[0]
+    assert started.type == Timers.VOICE_ASSISTANT_TIMER_STARTED
+    assert (started.name, started.total_seconds) == ("", 600)
+    assert [(t["id"], t["room"]) for t in daemon.timers()] == [(started.timer_id, "Kitchen")]
+    kitchen.call(device.wait_event(Events.VOICE_ASSISTANT_RUN_END, timeout_s=BOUND_S))
+
+    token = {"Authorization": f"Bearer {daemon.token}"}
+    cancelled = httpx.delete(f"{daemon.url}/timers/{started.timer_id}", headers=token, timeout=30)
+    assert cancelled.status_code == 200, cancelled.text
+    kitchen.call(device.wait_for(lambda: len(device.timer_events) == 2, BOUND_S, "the timer taken off"))
+    assert device.timer_events[1].type == Timers.VOICE_ASSISTANT_TIMER_CANCELLED
+    assert device.timer_events[1].timer_id == started.timer_id
+    assert daemon.stop() == 0
+    assert "Traceback" not in daemon.text()
