@@ -20,7 +20,12 @@ empty when nothing was understood, which ends its streaming). The reply is synth
 sentence as it is written and sent to that satellite only (a :class:`~homeassist.audio.speaker.Speaker`
 with the link as its output); while it plays there, the satellite's audio is dropped, so it never hears
 its own reply, unless its own wake word fired. "stop" heard from a satellite stops that satellite's
-reply (and a ringing timer).
+reply (and a ringing timer); an ESPHome device's own stop gives its run up.
+
+Every satellite's wake word, and the microphone's, claims the utterance from the daemon's one
+:class:`~homeassist.audio.arbiter.Arbiter`: of listeners in one room waking on one utterance, only the
+one that heard it loudest answers, the others stand down and say nothing. Timers set from an ESPHome
+device's room are shown and rung there (:mod:`homeassist.daemon.device_timers`).
 
 The component is ready while the satellite is connected and degraded, with why, while it is not; the
 link reconnects by itself with backoff. ``/metrics`` has per satellite: connected, reconnects, and
