@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -45,7 +45,7 @@ from aioesphomeapi.reconnect_logic import ReconnectLogic
 
 from homeassist.audio.capture import FRAME_SAMPLES, AudioFrame, to_frames
 from homeassist.errors import HomeassistError
-from homeassist.wyoming.satellite import LinkState
+from homeassist.wyoming.satellite import BaseLink
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -89,7 +89,7 @@ def connect_error(name: str, err: BaseException) -> str:
     return f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
 
 
-class EsphomeLink(LinkState):
+class EsphomeLink(BaseLink):
     """The connection to one ESPHome voice device at ``uri``, kept up until :meth:`close`."""
 
     def __init__(self, uri: str, name: str, room: str = "", *, encryption_key: str = "") -> None:
@@ -99,7 +99,6 @@ class EsphomeLink(LinkState):
         self._client: APIClient | None = None
         self._reconnect: ReconnectLogic | None = None
         self._unsubscribe: Callable[[], None] | None = None
-        self._frames: asyncio.Queue[AudioFrame | None] = asyncio.Queue()
         self._pending = np.zeros(0, dtype=np.int16)
         #: Called with "asr" when the device's own wake word starts a run (as a Wyoming satellite's
         #: ``run-pipeline`` from ``asr``).
@@ -164,14 +163,7 @@ class EsphomeLink(LinkState):
                 if client is not None:
                     with contextlib.suppress(APIConnectionError):
                         await client.disconnect()
-        if self._connected:
-            self._set_connected(False)
-        self._frames.put_nowait(None)
-
-    async def frames(self) -> AsyncGenerator[AudioFrame, None]:
-        """The device's audio during its runs, as 80 ms frames of 16 kHz mono int16, until closed."""
-        while (frame := await self._frames.get()) is not None:
-            yield frame
+        self._ended()
 
     # --- connection callbacks ------------------------------------------------------------------------
 
@@ -251,19 +243,19 @@ class EsphomeLink(LinkState):
         now = time.monotonic()
         while len(pending) >= FRAME_SAMPLES:
             frame, pending = pending[:FRAME_SAMPLES], pending[FRAME_SAMPLES:]
-            self._frames.put_nowait(AudioFrame(samples=frame.astype(np.int16), at=now))
+            self._queue_frame(AudioFrame(samples=frame.astype(np.int16), at=now))
         self._pending = pending
 
     async def _run_stop(self, abort: bool) -> None:
         """The device ended its run's audio (or gave the run up: ``abort``)."""
         if len(self._pending):
             for frame in to_frames(self._pending):  # the last part, zero-padded
-                self._frames.put_nowait(AudioFrame(samples=frame, at=time.monotonic()))
+                self._queue_frame(AudioFrame(samples=frame, at=time.monotonic()))
             self._pending = np.zeros(0, dtype=np.int16)
         if not abort:  # its own end of speech: silence after it, so the endpointer ends the utterance
             silence = np.zeros(round(END_SILENCE_S * 16000), dtype=np.int16)
             for frame in to_frames(silence):
-                self._frames.put_nowait(AudioFrame(samples=frame, at=time.monotonic()))
+                self._queue_frame(AudioFrame(samples=frame, at=time.monotonic()))
         if self.on_run_end is not None:
             self.on_run_end(abort)
 

@@ -91,13 +91,16 @@ class SatelliteStatus:
     start_stage: str | None
 
 
-class LinkState:
-    """What a satellite's link (Wyoming's :class:`SatelliteLink`, or an ESPHome device's) keeps of its
-    connection: whether it is up and since when, why not, how often it was made, the last run's start
-    stage; :meth:`status` for ``/health``, :meth:`changed` to wait for the next connect or disconnect."""
+class BaseLink:
+    """What every satellite's link (Wyoming's :class:`SatelliteLink`, or an ESPHome device's) keeps:
+    its connection (whether it is up and since when, why not, how often it was made, the last run's
+    start stage; :meth:`status` for ``/health``, :meth:`changed` to wait for the next connect or
+    disconnect) and its audio, handed out by :meth:`frames` (``MAX_QUEUED_FRAMES`` at most: a consumer
+    that falls behind loses the oldest, counted in ``overflows``) until :meth:`_ended`."""
 
     def __init__(self, uri: str, name: str, room: str) -> None:
         self.uri, self.name, self.room = uri, name, room
+        self._frames: asyncio.Queue[AudioFrame | None] = asyncio.Queue()
         self._changed = asyncio.Event()
         self._connected = False
         self._stage: str | None = None
@@ -140,8 +143,25 @@ class LinkState:
         self._changed.set()
         self._changed.clear()
 
+    async def frames(self) -> AsyncGenerator[AudioFrame, None]:
+        """The satellite's audio as 80 ms frames of 16 kHz mono int16, across reconnects, until closed."""
+        while (frame := await self._frames.get()) is not None:
+            yield frame
 
-class SatelliteLink(LinkState):
+    def _queue_frame(self, frame: AudioFrame) -> None:
+        if self._frames.qsize() >= MAX_QUEUED_FRAMES:
+            self._frames.get_nowait()
+            self._overflows += 1
+        self._frames.put_nowait(frame)
+
+    def _ended(self) -> None:
+        """The link is closed: it is no longer connected, and :meth:`frames` ends."""
+        if self._connected:
+            self._set_connected(False)
+        self._frames.put_nowait(None)
+
+
+class SatelliteLink(BaseLink):
     """The connection to one satellite at ``uri`` (``tcp://host:port``), kept up until :meth:`close`."""
 
     def __init__(
@@ -167,7 +187,6 @@ class SatelliteLink(LinkState):
         self._backoff_s, self._backoff_max_s = backoff_s, backoff_max_s
         self._client: AsyncTcpClient | None = None
         self._task: asyncio.Task[None] | None = None
-        self._frames: asyncio.Queue[AudioFrame | None] = asyncio.Queue()
         self._pending = bytearray()
         self._to_16_bit, self._to_16_khz = AudioChunkConverter(width=WIDTH), AudioChunkConverter(rate=RATE)
         self._write_lock, self._play_lock = asyncio.Lock(), asyncio.Lock()
@@ -207,14 +226,7 @@ class SatelliteLink(LinkState):
             with contextlib.suppress(asyncio.CancelledError, TimeoutError):
                 async with asyncio.timeout(CLOSE_S):
                     await task
-        if self._connected:
-            self._set_connected(False)
-        self._frames.put_nowait(None)
-
-    async def frames(self) -> AsyncGenerator[AudioFrame, None]:
-        """The satellite's audio as 80 ms frames of 16 kHz mono int16, across reconnects, until closed."""
-        while (frame := await self._frames.get()) is not None:
-            yield frame
+        self._ended()
 
     async def _run(self) -> None:
         delay = self._backoff_s
@@ -333,10 +345,7 @@ class SatelliteLink(LinkState):
         while len(self._pending) >= FRAME_BYTES:
             samples = np.frombuffer(bytes(self._pending[:FRAME_BYTES]), dtype="<i2").astype(np.int16)
             del self._pending[:FRAME_BYTES]
-            if self._frames.qsize() >= MAX_QUEUED_FRAMES:
-                self._frames.get_nowait()
-                self._overflows += 1
-            self._frames.put_nowait(AudioFrame(samples=samples, at=now))
+            self._queue_frame(AudioFrame(samples=samples, at=now))
 
     # --- out -----------------------------------------------------------------------------------------
 

@@ -425,6 +425,15 @@ class LocalMic:
                 self.stamp = (due - FRAME_SECONDS, time.monotonic() - due)
             yield AudioFrame(np.concatenate(parts).astype(np.int16), due)
 
+    async def stamp_of(self, _: Spoken | None = None) -> tuple[float, float]:
+        """The stamp of the clip said last, once the microphone has played it (a hang guard of 10 s)."""
+        deadline = time.monotonic() + 10
+        while self.stamp is None:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the local microphone never played the clip")
+            await asyncio.sleep(0.02)
+        return self.stamp
+
     async def close(self) -> None:
         self._closed = True
 
@@ -791,14 +800,6 @@ async def bench_e2e(
     local = await home.local_loop(mic)
     local_task = asyncio.create_task(local.run(), name="bench local loop")
 
-    async def local_stamp(item: Spoken) -> tuple[float, float]:
-        deadline = time.monotonic() + 10
-        while mic.stamp is None:
-            if time.monotonic() > deadline:
-                raise RuntimeError("the local microphone never played the clip")
-            await asyncio.sleep(0.02)
-        return mic.stamp
-
     try:
         async with Connected(home, PLACES[:1], tmp, noise_path) as group:
             kitchen = PLACES[0]
@@ -807,7 +808,7 @@ async def bench_e2e(
                 clip = clips[kitchen.command(round_).text]
                 log(f"e2e round {round_ + 1}/{rounds}: local, then 1 satellite: {clip.command.text!r}")
                 item = Spoken("local microphone", "local", LOCAL_SOURCE, round_, clip, local)
-                await say_round([item], lambda i: mic.say(i.clip), local_stamp)
+                await say_round([item], lambda i: mic.say(i.clip), mic.stamp_of)
                 rows.append(row(item, recorder))
                 sat = group.satellite(kitchen.name)
                 item = Spoken("1 satellite", kitchen.name, sat.source, round_, clip, sat.loop)

@@ -221,14 +221,6 @@ async def bench_e2e(
     local = await eh.local_loop(mic)
     local_task = asyncio.create_task(local.run(), name="bench local loop")
 
-    async def local_stamp(_: wy.Spoken) -> tuple[float, float]:
-        deadline = time.monotonic() + 10
-        while mic.stamp is None:
-            if time.monotonic() > deadline:
-                raise RuntimeError("the local microphone never played the clip")
-            await asyncio.sleep(0.02)
-        return mic.stamp
-
     try:
         async with eh.connected([kitchen.name]) as sats:
             sat = sats[kitchen.name]
@@ -238,7 +230,7 @@ async def bench_e2e(
                 item = wy.Spoken(
                     CONDITIONS[0], "local", wy.LOCAL_SOURCE, round_, wake_clips[command.text], local
                 )
-                await wy.say_round([item], lambda i: mic.say(i.clip), local_stamp)
+                await wy.say_round([item], lambda i: mic.say(i.clip), mic.stamp_of)
                 rows.append(wy.row(item, recorder))
                 item = wy.Spoken(CONDITIONS[1], sat.name, sat.source, round_, clips[command.text], sat.loop)
                 runs = await device_round(eh, [item], [1.0], [0.0])

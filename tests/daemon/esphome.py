@@ -65,15 +65,27 @@ def write_config(directory: Path, satellites: dict[str, tuple[int, str]]) -> Pat
     return config
 
 
-def start(start_daemon: Callable[..., Daemon], config: Path, sim_url: str, closed_url: str) -> Daemon:
-    """The daemon on the simulated home, with no model (the local path answers)."""
+def start(
+    start_daemon: Callable[..., Daemon],
+    directory: Path,
+    sim_url: str,
+    closed_url: str,
+    satellites: dict[str, tuple[int, str]],
+    *,
+    ready: bool = True,
+) -> Daemon:
+    """The daemon with these ESPHome satellites (name to port and key), on the simulated home and with
+    no model (the local path answers); with ``ready``, once every satellite is connected."""
     daemon = start_daemon(
-        config,
+        write_config(directory, satellites),
         HOMEASSIST_ZWAVE__URL=sim_url,
         HOMEASSIST_OLLAMA__BASE_URL=closed_url,
         HOMEASSIST_STT__TIME_LIMIT_S=str(STT_TIME_LIMIT_S),
     )
     daemon.wait_for(lambda: daemon.component("zwave") == "ready", 60, "the simulated home")
+    if ready:
+        names = [f"satellite:{name}" for name in satellites]
+        daemon.wait_for(lambda: {daemon.component(n) for n in names} == {"ready"}, 60, ", ".join(names))
     return daemon
 
 

@@ -26,10 +26,10 @@ from aioesphomeapi.model import VoiceAssistantEventType as Events
 from homeassist.audio.stt import BackgroundTranscriber
 from tests.conftest import POLL_S, wait_until, words
 from tests.daemon.conftest import Daemon
-from tests.daemon.esphome import BOUND_S, DeviceThread, heard_back, ran, start, write_config
+from tests.daemon.esphome import BOUND_S, DeviceThread, heard_back, ran, start
 from tests.daemon.test_timers import switch
+from tests.esphome.conftest import KEY, OTHER_KEY
 from tests.esphome.emulator import Run
-from tests.esphome.test_link import KEY, OTHER_KEY
 from tests.zwave.conftest import BEDROOM_LAMP, KITCHEN_LIGHT, LEVEL, Observer
 
 pytestmark = pytest.mark.timeout(600)
@@ -91,8 +91,7 @@ def test_a_device_killed_and_started_again_on_its_port_is_reconnected_and_still_
 ) -> None:
     assert switch(sim_url, KITCHEN_LIGHT, False) is False
     port = kitchen.device.port
-    daemon = start(start_daemon, write_config(tmp_path, {"kitchen": (port, "")}), sim_url, closed_url)
-    daemon.wait_for(state_is(daemon, "kitchen", "ready"), 60, "the satellite")
+    daemon = start(start_daemon, tmp_path, sim_url, closed_url, {"kitchen": (port, "")})
     daemon.wait_for(lambda: reconnects(daemon, "kitchen") == 0, 30, "the satellite's metrics")
 
     kitchen.call(kitchen.device.stop())  # as a device that loses power: no goodbye
@@ -133,10 +132,8 @@ def test_a_wrong_or_missing_key_is_reported_with_the_fix_and_the_right_key_conne
     keyed = DeviceThread(name="kitchen-voice", area="Kitchen", encryption_key=KEY)
     try:
         port = keyed.device.port
-        config = write_config(
-            tmp_path, {"wrong": (port, OTHER_KEY), "keyless": (port, ""), "right": (port, KEY)}
-        )
-        daemon = start(start_daemon, config, sim_url, closed_url)
+        satellites = {"wrong": (port, OTHER_KEY), "keyless": (port, ""), "right": (port, KEY)}
+        daemon = start(start_daemon, tmp_path, sim_url, closed_url, satellites, ready=False)
         for name in ("wrong", "keyless"):
             daemon.wait_for(state_is(daemon, name, "degraded"), BOUND_S, f"satellite {name} refused")
         daemon.wait_for(state_is(daemon, "right", "ready"), BOUND_S, "the right key")
@@ -177,12 +174,8 @@ def test_two_devices_in_two_rooms_woken_at_once_each_turn_on_their_own_light_and
 ) -> None:
     assert switch(sim_url, KITCHEN_LIGHT, False) is False
     assert dimmer(sim_url, BEDROOM_LAMP, 0) == 0
-    config = write_config(
-        tmp_path, {"kitchen": (kitchen.device.port, ""), "bedroom": (bedroom.device.port, "")}
-    )
-    daemon = start(start_daemon, config, sim_url, closed_url)
-    for name in ("kitchen", "bedroom"):
-        daemon.wait_for(state_is(daemon, name, "ready"), 60, f"satellite {name}")
+    satellites = {"kitchen": (kitchen.device.port, ""), "bedroom": (bedroom.device.port, "")}
+    daemon = start(start_daemon, tmp_path, sim_url, closed_url, satellites)
     assert reason(daemon, "kitchen") == READY_KITCHEN
     assert reason(daemon, "bedroom") == "Bedroom; its own wake word"
     subscribed(kitchen)

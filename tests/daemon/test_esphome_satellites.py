@@ -21,7 +21,7 @@ from homeassist.audio.stt import BackgroundTranscriber
 from tests.audio.conftest import synthesize
 from tests.conftest import wait_until, words
 from tests.daemon.conftest import Daemon
-from tests.daemon.esphome import BOUND_S, DeviceThread, heard_back, ran, start, write_config
+from tests.daemon.esphome import BOUND_S, DeviceThread, heard_back, ran, start
 from tests.daemon.test_timers import switch
 from tests.esphome.emulator import VoiceDevice
 from tests.zwave.conftest import KITCHEN_LIGHT
@@ -40,9 +40,7 @@ def test_an_esphome_satellite_in_the_kitchen_turns_on_the_kitchen_light_and_play
 ) -> None:
     assert switch(sim_url, KITCHEN_LIGHT, False) is False
     device = kitchen.device
-    config = write_config(tmp_path, {"kitchen": (device.port, "")})
-    daemon = start(start_daemon, config, sim_url, closed_url)
-    daemon.wait_for(lambda: daemon.component("satellite:kitchen") == "ready", 60, "the satellite")
+    daemon = start(start_daemon, tmp_path, sim_url, closed_url, {"kitchen": (device.port, "")})
     assert daemon.health()["components"]["satellite:kitchen"]["reason"] == "Kitchen; its own wake word"
 
     run = kitchen.call(device.start_run(command, pace=True, trailing_silence_s=10.0))
@@ -78,13 +76,8 @@ def test_one_utterance_heard_by_two_devices_in_one_room_is_answered_once_by_the_
     assert switch(sim_url, KITCHEN_LIGHT, False) is False
     near, far = DeviceThread(name="kitchen-a", area="Kitchen"), DeviceThread(name="kitchen-b", area="Kitchen")
     try:
-        config = write_config(tmp_path, {"near": (near.device.port, ""), "far": (far.device.port, "")})
-        daemon = start(start_daemon, config, sim_url, closed_url)
-        daemon.wait_for(
-            lambda: {daemon.component("satellite:near"), daemon.component("satellite:far")} == {"ready"},
-            60,
-            "both satellites",
-        )
+        satellites = {"near": (near.device.port, ""), "far": (far.device.port, "")}
+        daemon = start(start_daemon, tmp_path, sim_url, closed_url, satellites)
 
         # The person stands by "near": it hears them at full level, "far" at a third of it.
         start_together([near, far], command, [1.0, 0.3])
@@ -126,9 +119,7 @@ def test_stop_on_the_device_while_it_listens_gives_the_run_up_and_the_next_run_i
 ) -> None:
     assert switch(sim_url, KITCHEN_LIGHT, False) is False
     device = kitchen.device
-    config = write_config(tmp_path, {"kitchen": (device.port, "")})
-    daemon = start(start_daemon, config, sim_url, closed_url)
-    daemon.wait_for(lambda: daemon.component("satellite:kitchen") == "ready", 60, "the satellite")
+    daemon = start(start_daemon, tmp_path, sim_url, closed_url, {"kitchen": (device.port, "")})
 
     # Silence first, so the person presses stop before saying anything the daemon could act on.
     silence_then_command = bytes(16_000 * 2) + command
@@ -166,8 +157,7 @@ def test_a_timer_set_by_voice_on_the_device_is_shown_there_and_taken_off_when_ca
     device = kitchen.device
     said = synthesize("set a timer for ten minutes", tmp_path / "timer")
     pcm = np.asarray(said, dtype=np.int16).astype("<i2").tobytes()
-    daemon = start(start_daemon, write_config(tmp_path, {"kitchen": (device.port, "")}), sim_url, closed_url)
-    daemon.wait_for(lambda: daemon.component("satellite:kitchen") == "ready", 60, "the satellite")
+    daemon = start(start_daemon, tmp_path, sim_url, closed_url, {"kitchen": (device.port, "")})
 
     kitchen.call(device.start_run(pcm, pace=True, trailing_silence_s=10.0))
     # The timer tool runs in a worker thread; the device is told on the event loop.

@@ -6,43 +6,16 @@ the device's wake word as the run's start; the steps it sends back reach the dev
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import numpy as np
 import pytest
 from aioesphomeapi.model import VoiceAssistantEventType, VoiceAssistantFeature
 
-from homeassist.audio.capture import FRAME_SAMPLES, AudioFrame
+from homeassist.audio.capture import FRAME_SAMPLES
 from homeassist.esphome.link import END_SILENCE_S, EsphomeError, EsphomeLink, esphome_address
 from tests.conftest import wait_until_async
+from tests.esphome.conftest import BOUND_S, KEY, OTHER_KEY, link_to, reading, subscribed, tone
 from tests.esphome.emulator import VoiceDevice
-
-KEY = "px7tsbK3C7bpXHr2OevEV2ZMg/FrNpw2Pu5yTB9QBPg="
-OTHER_KEY = "Zz8A7cFrQ0zr9s8r3l5vC3mYwq4P1n0r2KqU1m6jXVE="
-#: Bounds on waiting, never figures: a loaded machine is slow.
-BOUND_S = 30.0
-
-
-def tone(seconds: float) -> bytes:
-    t = np.arange(int(seconds * 16_000)) / 16_000
-    return (np.sin(2 * np.pi * 440 * t) * 8000).astype("<i2").tobytes()
-
-
-@pytest.fixture
-async def links() -> AsyncIterator[list[EsphomeLink]]:
-    made: list[EsphomeLink] = []
-    yield made
-    for link in made:
-        await link.close()
-
-
-def link_to(
-    device: VoiceDevice, links: list[EsphomeLink], key: str = "", name: str = "kitchen"
-) -> EsphomeLink:
-    link = EsphomeLink(f"esphome://127.0.0.1:{device.port}", name, encryption_key=key)
-    links.append(link)
-    link.start()
-    return link
 
 
 def test_an_address_is_host_and_port_with_the_api_port_by_default() -> None:
@@ -67,14 +40,7 @@ async def test_a_device_connects_with_its_area_and_features_and_its_run_is_frame
         await device.wait_for(lambda: device.subscription_flags is not None, BOUND_S, "the subscription")
 
         pcm = tone(0.5)
-        frames: list[AudioFrame] = []
-
-        async def read() -> None:
-            async for frame in link.frames():
-                frames.append(frame)
-
-        reader = asyncio.create_task(read())
-        try:
+        async with reading(link) as frames:
             run = asyncio.create_task(device.start_run(pcm, pace=True, trailing_silence_s=10.0))
             await wait_until_async(
                 lambda: len(frames) * FRAME_SAMPLES * 2 >= len(pcm), BOUND_S, "the run's audio"
@@ -88,10 +54,6 @@ async def test_a_device_connects_with_its_area_and_features_and_its_run_is_frame
             heard = np.concatenate([f.samples for f in frames]).tobytes()
             assert heard[: len(pcm)] == pcm
             assert all(len(f.samples) == FRAME_SAMPLES for f in frames)
-        finally:
-            reader.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await reader
 
 
 async def test_an_encrypted_device_needs_its_key_and_a_wrong_key_says_the_fix(
@@ -156,19 +118,10 @@ async def test_a_run_the_device_ends_itself_is_followed_by_silence_and_one_it_gi
     links: list[EsphomeLink],
 ) -> None:
     async with VoiceDevice("kitchen-satellite", area="Kitchen") as device:
-        link = link_to(device, links)
+        link = await subscribed(device, links)
         ends: list[bool] = []
         link.on_run_end = ends.append
-        await wait_until_async(lambda: link.connected, BOUND_S, "the link to connect")
-        await device.wait_for(lambda: device.subscription_flags is not None, BOUND_S, "the subscription")
-        frames: list[AudioFrame] = []
-
-        async def read() -> None:
-            async for frame in link.frames():
-                frames.append(frame)
-
-        reader = asyncio.create_task(read())
-        try:
+        async with reading(link) as frames:
             pcm = tone(0.3)
             # Its own end of speech: the audio ends, and silence follows so an endpointer hears the end.
             await device.start_run(pcm, pace=False, trailing_silence_s=0.0, send_end=True)
@@ -190,7 +143,3 @@ async def test_a_run_the_device_ends_itself_is_followed_by_silence_and_one_it_gi
             assert device.press_stop() == "streaming"
             await wait_until_async(lambda: ends == [False, True], BOUND_S, "the abort")
             assert (await run).ended_by == "stop"
-        finally:
-            reader.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await reader
