@@ -334,7 +334,8 @@ class Daemon:
         """What a fired job does: a device action runs its tool; the announcer rings a timer or alarm
         and says a reminder."""
         if job.kind == "device":
-            return await run_device_action(job, self.runtime.executor, self._zwave_up_or_retry)
+            control = self.runtime.zwave.control
+            return await run_device_action(job, self.runtime.executor, self._zwave_up_or_retry, control.home)
         # A timer's devices ring it themselves (until their stop); the announcer rings it elsewhere.
         with self.device_timers.ringing_itself(self.device_timers.finished(job)):
             return await self.announcer.fire(job)

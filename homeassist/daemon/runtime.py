@@ -109,9 +109,10 @@ def build_runtime(settings: Settings, scheduler: Scheduler | None = None) -> Run
     timer tools say that timers need the daemon."""
     executor = ToolExecutor(timeout_s=settings.tools.timeout_s, slow_ms=settings.tools.slow_ms)
     executor.register(make_datetime_tool(settings.assistant.timezone))
-    for tool in make_timer_tools(scheduler, resolve_timezone(settings.assistant.timezone)):
-        executor.register(tool)
     zwave = ZWaveService(settings)
+    timezone = resolve_timezone(settings.assistant.timezone)
+    for tool in make_timer_tools(scheduler, timezone, lambda device: zwave.control.home().resolve(device)):
+        executor.register(tool)
     for tool in make_device_tools(zwave.control):
         executor.register(tool)
     tools = ToolManager(executor)

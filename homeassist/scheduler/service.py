@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import time
 import uuid
@@ -430,8 +431,15 @@ async def _wait_for_part(err: NotReadyError, delay_s: float) -> None:
 
 
 async def run_job(job_id: str) -> None:
-    """What APScheduler calls (by reference, so a stored job survives restarts)."""
+    """What APScheduler calls (by reference, so a stored job survives restarts).
+
+    A job fires outside any request. APScheduler runs it in the context of whatever last woke it up:
+    the request that added the latest job (``add_job`` queues the wakeup from there). Its context
+    variables (the ToolExecutor's check of what the person's words name, its room, the tools it may
+    not run) would judge this job by that request's words, so the job runs in a context of its own,
+    with none of them set."""
     if _active is None:
         _LOGGER.error("Job %s fired with no scheduler running; it is reported at the next start", job_id)
         return
-    await _active.fire(job_id)
+    # Awaiting the task passes a cancellation (the daemon stopping) on to it.
+    await asyncio.get_running_loop().create_task(_active.fire(job_id), context=contextvars.Context())

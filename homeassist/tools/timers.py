@@ -8,22 +8,32 @@ timers need the daemon; the daemon's scheduler, when it cannot run, says why tim
 
 A delayed device action stores exactly the tool call that the same request without the delay makes
 (``{"tool": "set_level", "args": {"device": ..., "percent": ...}}``); ``stored_call`` reads it back,
-older stored jobs included. Every job keeps the room of the request that set it (``current_room``), so
-that it rings there.
+older stored jobs included. It was checked against the person's words when it was set (the executor's
+guard), so it also keeps what the device named then resolved to (``"nodes"``: Z-Wave node ids): at its
+time it acts on exactly those devices, whatever has been said since (``daemon.jobs``). A device the home
+does not have, or a name that could mean two, is the person's to hear now, not at its time; while the
+home cannot be read (Z-Wave down) only the name is kept. Every job keeps the room of the request that
+set it (``current_room``), so that it rings there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any, Literal
 
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field, model_validator
 
+from homeassist.errors import AmbiguousDeviceError, DeviceNotFoundError, ZWaveUnavailableError
 from homeassist.scheduler.service import Job, Scheduler, SchedulerError
 from homeassist.tools.executor import current_room
 from homeassist.tools.when import describe_at, describe_duration, resolve_at
+from homeassist.zwave.home import Device
+
+#: The devices a name resolves to now (``zwave.home.Home.resolve`` on the live home); raises
+#: ``ZWaveUnavailableError`` while the home cannot be read.
+ResolveDevice = Callable[[str], Sequence[Device]]
 
 DEVICE_ACTIONS = ("turn_on", "turn_off", "set_level")
 NO_DAEMON = "Timers need homeassist running as a service (homeassist run); none is running."
@@ -69,8 +79,11 @@ class CancelArgs(BaseModel):
     name_or_id: str = Field("", description="the timer's name or id; '' for the only (or next) one")
 
 
-def make_timer_tools(scheduler: Scheduler | None, timezone: tzinfo) -> list[BaseTool]:
-    """The six timer tools (they say they need the daemon when ``scheduler`` is None)."""
+def make_timer_tools(
+    scheduler: Scheduler | None, timezone: tzinfo, resolve: ResolveDevice | None = None
+) -> list[BaseTool]:
+    """The six timer tools (they say they need the daemon when ``scheduler`` is None); ``resolve``: how a
+    delayed action's device is resolved when it is set (without one, only its name is kept)."""
 
     def now() -> datetime:
         return datetime.now(timezone)
@@ -138,11 +151,25 @@ def make_timer_tools(scheduler: Scheduler | None, timezone: tzinfo) -> list[Base
         args: dict[str, Any] = {"device": device}
         if action == "set_level":
             args["percent"] = percent
-        need().add("device", due, device.lower(), {"tool": action, "args": args}, room=current_room())
+        payload: dict[str, Any] = {"tool": action, "args": args}
+        if (nodes := resolved(device)) is not None:
+            payload["nodes"] = nodes
+        need().add("device", due, device.lower(), payload, room=current_room())
         if action == "set_level":
             return f"I'll set {device} to {percent}% {spoken_when(due, in_seconds)}."
         verb = {"turn_on": "turn on", "turn_off": "turn off"}[action]
         return f"I'll {verb} {device} {spoken_when(due, in_seconds)}."
+
+    def resolved(device: str) -> list[int] | None:
+        """The node ids ``device`` names now; None while the home cannot be read."""
+        if resolve is None:
+            return None
+        try:
+            return sorted(d.node_id for d in resolve(device))
+        except ZWaveUnavailableError:
+            return None
+        except (DeviceNotFoundError, AmbiguousDeviceError) as err:
+            raise ToolException(str(err)) from err
 
     def list_timers() -> str:
         jobs = need().pending()

@@ -6,6 +6,7 @@ job file is set aside and what it held is reported."""
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import sqlite3
 from collections.abc import AsyncIterator, Callable
@@ -99,6 +100,41 @@ async def test_a_job_fires_once_on_time(make: Callable[..., Scheduler], tmp_path
     assert at >= due  # not before its time (how late is the bench's to measure, not a test's)
     await wait_until_async(lambda: status(tmp_path / "jobs.sqlite3", job.id) == "done", 60, "done")
     assert scheduler.pending() == [] and len(recorder.fired) == 1
+
+
+#: Stands for what a request sets for its whole run (the executor's guard, its room, its refusals).
+REQUEST: contextvars.ContextVar[str] = contextvars.ContextVar("request", default="")
+
+
+async def test_jobs_fire_outside_the_request_that_set_them_or_the_last_one(
+    make: Callable[..., Scheduler],
+) -> None:
+    seen: list[str] = []
+    recorder = Recorder()
+
+    async def on_fire(job: Job) -> str:
+        seen.append(REQUEST.get())
+        return await recorder.on_fire(job)
+
+    scheduler = make(recorder)
+    scheduler.on_fire = on_fire
+    await scheduler.start()
+    due = datetime.now(UTC) + timedelta(seconds=1)
+
+    def in_request(words: str, name: str) -> None:
+        token = REQUEST.set(words)
+        try:
+            scheduler.add("device", due, name)
+        finally:
+            REQUEST.reset(token)
+
+    in_request("open the bedroom blinds in 1 second", "blinds")
+    # A tool adds its job from a worker thread (LangChain runs sync tools in an executor).
+    await asyncio.to_thread(in_request, "set a timer for 10 minutes", "timer")
+    for _ in range(2):
+        await recorder.wait()
+    assert sorted(job.name for job, _ in recorder.fired) == ["blinds", "timer"]
+    assert seen == ["", ""]  # neither request's context reached the jobs
 
 
 async def test_stopped_cleanly_and_started_again_the_job_fires_on_time(

@@ -7,12 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from homeassist.errors import ZWaveUnavailableError
 from homeassist.scheduler.service import Scheduler, SchedulerUnavailableError
 from homeassist.tools.devices import make_device_tools
 from homeassist.tools.executor import ToolExecutor, validate_args
 from homeassist.tools.timers import NO_DAEMON, make_timer_tools, stored_call
 from homeassist.zwave.connection import ZWaveConnection
 from homeassist.zwave.control import HomeControl
+from homeassist.zwave.home import Device, Home
 from tests.tools.conftest import ZONE, nothing, nothing_lost
 
 
@@ -85,6 +87,56 @@ async def test_a_delayed_level_stores_exactly_the_set_level_call(
     set_level = device_tools().get("set_level")
     assert set_level is not None
     assert validate_args(set_level, args) == (args, None)
+
+
+SIM = Home(
+    [
+        Device(2, "Kitchen Light", "Kitchen", "light"),
+        Device(3, "Porch Light", "Porch", "light"),
+        Device(7, "Bedroom Blinds", "Bedroom", "cover"),
+    ]
+)
+
+
+async def test_a_delayed_action_keeps_the_devices_its_name_resolved_to_when_set(
+    scheduler: Scheduler,
+) -> None:
+    executor = ToolExecutor(make_timer_tools(scheduler, ZONE, SIM.resolve))
+    blinds = await executor.execute(
+        "schedule_device_action", {"device": "bedroom blinds", "action": "turn_on", "in_seconds": 60}
+    )
+    lights = await executor.execute(
+        "schedule_device_action", {"device": "all the lights", "action": "turn_off", "in_seconds": 90}
+    )
+    assert blinds.ok and lights.ok, (blinds, lights)
+    first, second = scheduler.pending()
+    assert first.payload == {"tool": "turn_on", "args": {"device": "bedroom blinds"}, "nodes": [7]}
+    assert second.payload["nodes"] == [2, 3]
+    # A device the home lacks, or a name that could mean two, is said now, not at the action's time.
+    unknown = await executor.execute(
+        "schedule_device_action", {"device": "coffee maker", "action": "turn_on", "in_seconds": 60}
+    )
+    assert not unknown.ok and 'No device called "coffee maker"' in unknown.content
+    two = await executor.execute(
+        "schedule_device_action", {"device": "light", "action": "turn_on", "in_seconds": 60}
+    )
+    assert not two.ok and "say which one" in two.content
+    assert len(scheduler.pending()) == 2
+
+
+async def test_a_delayed_action_set_while_the_home_cannot_be_read_keeps_its_name(
+    scheduler: Scheduler,
+) -> None:
+    def down(device: str) -> list[Device]:
+        raise ZWaveUnavailableError("not connected to Z-Wave JS at ws://127.0.0.1:9")
+
+    executor = ToolExecutor(make_timer_tools(scheduler, ZONE, down))
+    later = await executor.execute(
+        "schedule_device_action", {"device": "Porch Light", "action": "turn_on", "in_seconds": 60}
+    )
+    assert later.content == "I'll turn on Porch Light in 1 minute."
+    (job,) = scheduler.pending()
+    assert job.payload == {"tool": "turn_on", "args": {"device": "Porch Light"}}
 
 
 def test_a_job_stored_with_level_still_runs_set_level_with_percent() -> None:
