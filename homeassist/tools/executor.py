@@ -181,6 +181,10 @@ class ToolExecutor:
             content = f'{ERROR_PREFIX} Tool "{name}" timed out after {self.timeout_s:g} s'
             _LOGGER.warning("Tool %s timed out after %g s ([tools] timeout_s)", name, self.timeout_s)
         except (ToolException, HomeassistError) as err:
+            # An expected failure (Z-Wave not connected, an unknown device): one line, no traceback;
+            # its words (which may quote the person's) at DEBUG.
+            _LOGGER.info("Tool %s for %s failed: %s", name, caller or "?", type(err).__name__)
+            _LOGGER.debug("Tool %s failed: %s", name, err)
             content = f"{ERROR_PREFIX} {_message(err)}"
         except ValidationError as err:
             content = f"{ERROR_PREFIX} Invalid arguments for {name}: {_validation_summary(err)}"

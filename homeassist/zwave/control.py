@@ -15,8 +15,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from aiohttp import ClientError
 from zwave_js_server.const import SetValueStatus
-from zwave_js_server.exceptions import BaseZwaveJSServerError
+from zwave_js_server.exceptions import BaseZwaveJSServerError, NotConnected, TransportError
 from zwave_js_server.model.node import Node
 from zwave_js_server.model.value import Value
 
@@ -48,6 +49,9 @@ _LOGGER = logging.getLogger(__name__)
 
 #: How long to wait for a device's own report of a change before asking it (polling).
 REPORT_GRACE_S = 1.0
+#: The connection to Z-Wave JS went away under a command: not connected (any more), the socket closing
+#: or closed (aiohttp's own errors, and ``ConnectionResetError`` "Cannot write to closing transport").
+_DROPPED = (NotConnected, TransportError, ClientError, ConnectionError)
 _FAILED = {
     SetValueStatus.NO_DEVICE_SUPPORT: "does not support that",
     SetValueStatus.FAIL: "refused the command",
@@ -405,9 +409,9 @@ class HomeControl:
             result = await node.async_set_value(value, new_value, wait_for_result=True)
         except asyncio.CancelledError:
             _reraise_if_cancelled()
-            raise ZWaveUnavailableError(
-                f"the connection to Z-Wave JS dropped while setting {device.name}"
-            ) from None
+            raise _dropped(f"setting {device.name}") from None
+        except _DROPPED as err:
+            raise _dropped(f"setting {device.name}") from err
         except BaseZwaveJSServerError as err:
             raise ZWaveError(f"{device.name}: Z-Wave JS refused the command ({err})") from err
         status = result.status if result is not None else None
@@ -439,9 +443,9 @@ class HomeControl:
                 break
             except asyncio.CancelledError:
                 _reraise_if_cancelled()
-                raise ZWaveUnavailableError(
-                    f"the connection dropped while confirming {device.name}"
-                ) from None
+                raise _dropped(f"confirming {device.name}") from None
+            except _DROPPED as err:
+                raise _dropped(f"confirming {device.name}") from err
             except BaseZwaveJSServerError as err:
                 _LOGGER.debug("Polling %s failed: %s", device.name, err)
             else:
@@ -480,6 +484,12 @@ def _level_state(kind: str, percent: int) -> str:
 
 def _join(names: Sequence[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _dropped(doing: str) -> ZWaveUnavailableError:
+    """What a person hears when the connection went away in the middle of a command (an expected
+    event: the executor logs it in one line, without a traceback)."""
+    return ZWaveUnavailableError(f"Z-Wave is not connected: the connection dropped while {doing}")
 
 
 def _reraise_if_cancelled() -> None:

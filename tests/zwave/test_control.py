@@ -17,7 +17,7 @@ from homeassist.tools.devices import make_device_tools
 from homeassist.tools.executor import ToolExecutor
 from homeassist.zwave.connection import ZWaveConnection
 from homeassist.zwave.control import HomeControl
-from tests.conftest import SimProcess
+from tests.conftest import SimProcess, wait_until_async
 from tests.zwave.conftest import (
     BEDROOM_BLINDS,
     BEDROOM_LAMP,
@@ -347,6 +347,39 @@ async def test_server_restart_mid_session_reconnects(sim_home: Path, tmp_path: P
         assert await control.turn("kitchen light", True) == "Kitchen Light is now on."
         async with Observer(sim.url) as watcher:
             assert await watcher.read(KITCHEN_LIGHT, SWITCH, "currentValue") is True
+    finally:
+        await connection.stop()
+        sim.stop()
+
+
+@pytest.mark.parametrize("seen", [False, True], ids=["at-once", "after-the-client-saw-it"])
+async def test_a_connection_lost_under_a_command_is_said_plainly_and_logged_without_a_traceback(
+    sim_home: Path,
+    tmp_path: Path,
+    seen: bool,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    sim = SimProcess(sim_home, tmp_path / "sim.log")
+    sim.start()
+    connection = ZWaveConnection(sim.url)
+    connection.start()
+    control = HomeControl(connection, confirm_timeout_s=1.5)
+    executor = ToolExecutor(make_device_tools(control), timeout_s=30)
+    try:
+        assert await connection.wait_connected(15)
+        home = control.home()
+        # The command found its device before the connection went (the window the chaos test hit).
+        monkeypatch.setattr(control, "home", lambda: home)
+        sim.stop()
+        if seen:
+            await wait_until_async(lambda: not connection.connected, 30, "the client to see the drop")
+        with caplog.at_level(logging.DEBUG):
+            result = await executor.execute("turn_on", {"device": "kitchen light"}, caller="local")
+        assert not result.ok
+        assert result.content.startswith("Error: Z-Wave is not connected"), result.content
+        assert not [r for r in caplog.records if r.exc_info], [r.getMessage() for r in caplog.records]
+        assert "failed unexpectedly" not in caplog.text
     finally:
         await connection.stop()
         sim.stop()
