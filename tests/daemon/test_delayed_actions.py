@@ -19,6 +19,7 @@ import pytest
 from homeassist.zwave.control import to_zwave_level
 from tests.conftest import SimProcess, wait_until
 from tests.daemon.conftest import Daemon
+from tests.llm.standin import OllamaStandIn, reply, tool_calls
 from tests.zwave.conftest import (
     BEDROOM_BLINDS,
     KITCHEN_LIGHT,
@@ -164,3 +165,53 @@ def test_delayed_actions_due_together_after_a_restart_each_act_on_what_was_named
     assert read(sim.url, home_reads()) == expected()
     assert NOT_NAMED not in again.text(), again.text()
     assert again.stop() == 0
+
+
+@pytest.mark.timeout(300)
+def test_a_delayed_action_the_model_set_acts_after_a_timer_the_model_set_later(
+    start_daemon: Callable[..., Daemon], sim: SimProcess
+) -> None:
+    """The model's path: its delayed action was checked against the words that asked for it, and at
+    its time a later request's words (here a timer the model set, the last to wake the scheduler) do
+    not judge it."""
+    initial(sim.url)
+    ollama = OllamaStandIn()
+    ollama.start_sync()
+    try:
+        daemon = start_daemon(
+            HOMEASSIST_ZWAVE__URL=sim.url,
+            HOMEASSIST_OLLAMA__BASE_URL=ollama.url,
+            HOMEASSIST_ASSISTANT__PREFER_LOCAL="false",  # every request goes to the model
+            HOMEASSIST_SCHEDULER__MISFIRE_GRACE_S="300",
+        )
+        daemon.wait_for(lambda: daemon.component("scheduler") == "ready", 60, "the scheduler")
+        daemon.wait_for(lambda: daemon.component("zwave") == "ready", 60, "Z-Wave")
+        # Scripted once the model is warm (the warm-up's own chats would take the first turns).
+        daemon.wait_for(lambda: daemon.component("model") == "ready", 60, "the model")
+        ollama.script(
+            tool_calls(
+                (
+                    "schedule_device_action",
+                    {"device": "bedroom blinds", "action": "turn_on", "in_seconds": 15},
+                )
+            ),
+            reply("It's noon."),
+            tool_calls(("set_timer", {"seconds": 600})),
+        )
+        first = daemon.ask("open the bedroom blinds in 15 seconds").json()
+        assert (first["path"], first["error"]) == ("model", None), first
+        (job,) = [job for job in daemon.timers() if job["kind"] == "device"]
+        assert job["payload"]["nodes"] == [BEDROOM_BLINDS], job
+        assert daemon.ask("what time is it").json()["reply"] == "It's noon."
+        timer = daemon.ask("set a timer for 10 minutes").json()
+        assert [a["tool"] for a in timer["actions"]] == ["set_timer"], timer
+        finished = {"done", "failed", "missed", "interrupted"}
+        daemon.wait_for(
+            lambda: set(statuses(daemon, {job["id"]}).values()) <= finished, 120, "the action to fire"
+        )
+        assert statuses(daemon, {job["id"]}) == {job["id"]: "done"}, daemon.text()
+        assert read(sim.url, {"blinds": (BEDROOM_BLINDS, LEVEL)}) == {"blinds": to_zwave_level(100)}
+        assert NOT_NAMED not in daemon.text()
+        assert daemon.stop() == 0
+    finally:
+        ollama.stop_sync()
