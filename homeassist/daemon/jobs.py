@@ -34,10 +34,10 @@ async def run_device_action(
     tool, args = stored_call(job.payload)
     up_or_retry()
     try:
-        devices = _devices(job, str(args.get("device", "")), home())
-    except ZWaveUnavailableError:
+        devices = _devices(job, str(args.get("device", "")), home)
+    except ZWaveUnavailableError as err:
         up_or_retry()  # it dropped just now: try again once it is back
-        raise
+        raise SchedulerError(str(err), spoken=err.spoken) from err
     said = []
     for device in devices:
         # Checked against the person's words when it was set; no request's check is its own (the
@@ -55,13 +55,14 @@ async def run_device_action(
     return " ".join(said)
 
 
-def _devices(job: Job, named: str, home: Home) -> Sequence[str]:
+def _devices(job: Job, named: str, live: Callable[[], Home]) -> Sequence[str]:
     """The device arguments that act on exactly the job's devices: ``named`` as stored when it still
     resolves to exactly them, else each device's own name now. A job stored without node ids (set
     while Z-Wave was down, or before they were kept) runs on ``named``."""
     nodes = job.payload.get("nodes")
     if not isinstance(nodes, list) or not nodes:
         return [named]
+    home = live()
     by_id = {d.node_id: d for d in home.devices}
     if gone := [n for n in nodes if n not in by_id]:
         _LOGGER.warning("Scheduled %s %s: node %s is no longer in the home", job.kind, job.id, gone)
