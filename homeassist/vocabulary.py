@@ -206,6 +206,7 @@ COMMAND_WORDS = frozenset(
         "im", "running", "going", "working", "mind", "anyone", "someone", "locking", "leave",
         "single", "say", "says", "show", "shows", "give", "report", "list", "overview", "summary", "rundown",
         "cold", "hot", "chilly", "freezing", "stuffy", "boiling",
+        "third", "quarter", "fourth", "fifth", "tenth", "halve",
     }
 )  # fmt: skip
 

@@ -2,8 +2,10 @@
 
 On and off (with the verbs people use for them: "kill", "lights out", "fire up", "start", "stop"),
 open and close, lock and unlock (only for those words), a state question, toggle; a level (a percent,
-a number with a level word, full, half, lowest) or a step brighter or dimmer (the percent said, or
-``STEP_PERCENT``, ``SMALL_STEP_PERCENT`` for "a bit"); a thermostat's setpoint with the unit said (the
+a number with a level word, full, half, lowest, a fraction: "to a third", "three quarters open") or a
+step brighter or dimmer (the percent said, or ``STEP_PERCENT``, ``SMALL_STEP_PERCENT`` for "a bit"); a
+fraction that may be a step as well as a level ("dim it by a third", "lower the blinds a quarter") is
+no command, nor is one said to a thermostat; a thermostat's setpoint with the unit said (the
 device tool reads a bare number in the home's unit, or the other where only that is a room
 temperature), or a step warmer or cooler (the degrees said, or ``STEP_DEGREES``). None where the action
 or the value is unclear: the model decides.
@@ -14,6 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from homeassist.intent.numbers import search_fraction
 from homeassist.intent.said import Target
 from homeassist.messages import Command
 
@@ -51,6 +54,8 @@ def device_command(text: str, target: Target) -> Command | None:
         return None if target.group and not plural_said else _thermostat_command(text, device)
     if "lock" in target.types or "climate" in target.types:
         return None  # never switched as part of something else
+    if _fraction(text) == _UNSURE:
+        return None  # "dim it by a third": of what it is now, or to a third?
     if _TOGGLE.search(text) and not re.search(r"\b(on|off|open|close|shut)\b", text):
         return Command("toggle", device)
     opening = re.search(r"\b(open|raise|up|lift)\b", text)
@@ -115,6 +120,8 @@ def _level(text: str) -> int | None:
     if percent := _PERCENT.search(text):
         value = int(percent.group(1))
         return value if value <= 100 else None
+    if (fraction := _fraction(text)) is not None:
+        return None if fraction == _UNSURE else fraction
     if number := _LEVEL_NUMBER.search(text):
         value = int(next(g for g in number.groups() if g is not None))
         return value if value <= 100 else None
@@ -125,6 +132,32 @@ def _level(text: str) -> int | None:
     if _LOWEST.search(text):
         return 1
     return None
+
+
+#: ``_fraction``'s answer for a fraction that may be a step as well as a level.
+_UNSURE = -1
+#: Words that change a level by a step: with a fraction and no "to" it may be by as much or to as much.
+_STEP_WORDS = re.compile(
+    r"\b(?:dim|dimmer|darker|brighter|brighten|lighter|raise|lower|up|down|increase|decrease|reduce|boost|"
+    r"close|shut|drop|more|less)\b"
+)
+
+
+def _fraction(text: str) -> int | None:
+    """The level a fraction of the whole sets, in percent: "to a third", "at two thirds", "three
+    quarters open", "a quarter of the way"; ``_UNSURE`` where it may be a step ("by a third", "by half",
+    "lower the blinds a quarter"); None when no fraction is said."""
+    if re.search(r"\bby (?:a |one )?half\b", text):
+        return _UNSURE
+    found = search_fraction(text)
+    if found is None:
+        return None
+    before = text[: found.start]
+    if re.search(r"\bby $", before):
+        return _UNSURE
+    if re.search(r"\b(?:to|at)(?: about| around| roughly| approximately| just| only)? $", before):
+        return found.percent
+    return _UNSURE if _STEP_WORDS.search(text) else found.percent
 
 
 #: A number ending the request: "to 40", or right after a device's noun ("living room lamp 50"), never
@@ -168,8 +201,8 @@ _SETPOINT = re.compile(
     r"(celsius|centigrade|fahrenheit|c|f)?\b(?!\s*(?:%|percent|minutes?|seconds?|hours?|am|pm))"
 )
 _SETPOINT_SAID = re.compile(
-    r"\b(?:set|make|change|adjust|put|turn|heat|cool|warm|keep|bring|raise|lower|thermostats?|heating|"
-    r"temperature|temp)\b|\d\s*(?:°|degrees?\b|celsius\b|fahrenheit\b)"
+    r"\b(?:set|make|change|adjust|put|turn|heat|cool|warm|keep|bring|bump|crank|raise|lower|thermostats?|"
+    r"heating|temperature|temp)\b|\b(?:up|down) to \d|\d\s*(?:°|degrees?\b|celsius\b|fahrenheit\b)"
 )
 _WARMER = re.compile(
     r"\b(?:warmer|hotter|warm (?:it |things )?up|heat (?:it |things )?up|increase|raise|boost)\b"
@@ -190,6 +223,8 @@ def _thermostat_command(text: str, device: dict[str, Any]) -> Command | None:
     if _PERCENT.search(text):
         return None
     text = re.sub(r"\b(\d{1,2}) and a half\b", r"\1.5", text)
+    if search_fraction(text) is not None or re.search(r"\bhalf", text):
+        return None  # "turn the heat up a third", "halfway": no temperature
     warmer, cooler = _WARMER.search(text), _COOLER.search(text)
     if (by := _BY_DEGREES.search(text)) and not re.search(r"\bto \d", text):
         if bool(warmer) == bool(cooler):

@@ -1,4 +1,5 @@
-"""Spoken numbers to digits: "thirty five percent" -> "35 percent", "twenty point five" -> "20.5".
+"""Spoken numbers to digits: "thirty five percent" -> "35 percent", "twenty point five" -> "20.5";
+and fractions of a whole as a percent: "a third" -> 33, "three quarters" -> 75 (``search_fraction``).
 
 Speech-to-text writes numbers as words or digits. Cardinals from zero to nine hundred and ninety-nine,
 "a hundred", and decimals with "point" are converted; everything else is left as it was.
@@ -7,6 +8,7 @@ Speech-to-text writes numbers as words or digits. Cardinals from zero to nine hu
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 #: Number words below twenty and their values.
 WORDS_BELOW_TWENTY = {
@@ -105,3 +107,33 @@ def _convert(match: re.Match[str]) -> str:
 def words_to_digits(text: str) -> str:
     """``text`` with spoken numbers written as digits (lower-case input)."""
     return _RUN.sub(_convert, text)
+
+
+#: The parts a whole is said in, and how many of each make it.
+FRACTION_PARTS = {"half": 2, "halve": 2, "third": 3, "quarter": 4, "fourth": 4, "fifth": 5, "tenth": 10}
+_COUNT = {"a": 1, "an": 1, **{w: v for w, v in WORDS_BELOW_TWENTY.items() if 0 < v < 10}}
+#: "a third", "two thirds", "3 quarters" (after ``words_to_digits``); never part of a time ("a quarter
+#: past 7", "three quarters of an hour") or an ordinal ("the third", "twenty third").
+_FRACTION = re.compile(
+    rf"\b(?P<count>{'|'.join(_COUNT)}|[1-9]) (?P<part>{'|'.join(FRACTION_PARTS)})(?:s|es)?\b"
+    r"(?! (?:past|to|after|before|of an? (?:hour|minute|second)|hours?|minutes?|seconds?)\b)"
+)
+
+
+@dataclass(frozen=True)
+class FoundFraction:
+    """A fraction of a whole said in a text: its share in percent (rounded), and where it starts."""
+
+    percent: int
+    start: int
+
+
+def search_fraction(text: str) -> FoundFraction | None:
+    """The first fraction of a whole said ("a third" -> 33, "two thirds" -> 67, "a quarter" -> 25); None
+    when there is none, or when it is not less than a whole ("three halves")."""
+    found = _FRACTION.search(text)
+    if found is None:
+        return None
+    count = _COUNT.get(found.group("count")) or int(found.group("count"))
+    parts = FRACTION_PARTS[found.group("part")]
+    return FoundFraction(round(100 * count / parts), found.start()) if count < parts else None

@@ -84,3 +84,37 @@ def test_a_number_of_a_name_or_a_room_is_never_a_level() -> None:
 )
 def test_a_report_on_several_devices_reads_them_all(text: str) -> None:
     assert command(text) == Command("get_device_state", {"device": "all lights"})
+
+
+@pytest.mark.parametrize(
+    ("text", "device", "percent"),
+    [
+        ("dim the bedroom lamp to a third", "Bedroom Lamp", 33),
+        ("could you dim the living room light to a third", "Living Room Lamp", 33),
+        ("set the bedroom lamp to two thirds", "Bedroom Lamp", 67),
+        ("bedroom lamp at three quarters brightness", "Bedroom Lamp", 75),
+        ("turn the bedroom lamp up to a quarter", "Bedroom Lamp", 25),
+        ("open the bedroom blinds a quarter of the way", "Bedroom Blinds", 25),
+        ("bedroom blinds three quarters open", "Bedroom Blinds", 75),
+        ("lower the bedroom blinds to a third", "Bedroom Blinds", 33),
+        ("dim the bedroom lamp to half", "Bedroom Lamp", 50),
+    ],
+)
+def test_a_fraction_is_a_level(text: str, device: str, percent: int) -> None:
+    assert command(text) == Command("set_level", {"device": device, "percent": percent})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "dim the bedroom lamp by a third",  # of what it is now, or to a third?
+        "dim the bedroom lamp by half",
+        "dim the bedroom lamp a third",
+        "lower the bedroom blinds a quarter",
+        "close the bedroom blinds a third of the way",
+        "turn the heat up a third",  # no temperature
+        "set the thermostat to half",
+    ],
+)
+def test_a_fraction_that_may_be_a_step_or_is_no_temperature_is_the_models(text: str) -> None:
+    assert command(text) is None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from homeassist.intent.numbers import words_to_digits
+from homeassist.intent.numbers import search_fraction, words_to_digits
 
 
 @pytest.mark.parametrize(
@@ -27,3 +27,27 @@ from homeassist.intent.numbers import words_to_digits
 )
 def test_words_to_digits(spoken: str, written: str) -> None:
     assert words_to_digits(spoken) == written
+
+
+@pytest.mark.parametrize(
+    ("spoken", "percent"),
+    [
+        ("to a third", 33),
+        ("two thirds", 67),
+        ("three quarters open", 75),
+        ("a quarter of the way", 25),
+        ("one half", 50),
+        ("a tenth", 10),
+        ("a fifth", 20),
+        ("three fourths", 75),
+        ("the third lamp", None),  # an ordinal
+        ("the twenty third", None),
+        ("at a quarter past seven", None),  # a time
+        ("in three quarters of an hour", None),
+        ("a quarter to nine", None),
+        ("three halves", None),  # not less than a whole
+    ],
+)
+def test_a_fraction_of_a_whole_is_a_percent(spoken: str, percent: int | None) -> None:
+    found = search_fraction(words_to_digits(spoken))
+    assert (found.percent if found else None) == percent
