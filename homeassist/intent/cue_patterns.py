@@ -180,6 +180,9 @@ LEVEL_CHANGE = (
     r"|\b(?:to|make|turn|set|change)\b.*\b(?:red|green|blue|yellow|purple|pink|orange|white|violet|"
     r"cyan|magenta)$"
     r"|\b\d+ ?(?:%|percent)"
+    # "it's freezing, warm it up to 22": how warm it feels or the heat, and a number to go to.
+    r"|\b(?:cold|freezing|chilly|hot|boiling|stuffy|warm|heat|cool)\b.*\b(?:up|down) to \d{1,2}\b"
+    r"(?!\s*(?:%|percent|minutes?|seconds?|hours?|days?|weeks?|months?|years?|times?|people|guests)\b)"
 )
 _STATE_WORD = (
     r"(?:on|off|open|opened|opening|closed|closing|shut|locked|unlocked|running|triggered|detected|"

@@ -20,8 +20,9 @@ gives); said in the singular where there are two or three, the person is asked w
 room lacks is the model's, never the whole home's. "here", "in here", "this room", "this floor" name
 the room; with no room known they are the model's. An area or a device named, or the whole home
 ("all the lights"), always wins over the room. A thermostat's work naming none ("set the heat to 21",
-"upstairs to 70") is the thermostat ``thermostats.thermostat_for`` picks; what the command does is
-``actions.device_command``'s.
+"upstairs to 70", "it's cold in here, turn it up to 21") is the thermostat ``thermostats.thermostat_for``
+picks; "up to 22 in here" with no word of light or heat is no command (the heat or the lights?). What
+the command does is ``actions.device_command``'s.
 
 Pure and cheap: fuzzy matching runs only when exact matching met a word the home does not use, over
 candidates precomputed once per home (``homeassist.intent.home.index_of``).
@@ -351,6 +352,14 @@ def _closest(said: Said, index: HomeIndex) -> Target | Ask | None:
     return Ask(close, exact=False)
 
 
+#: A number to go up or down to, and words that say it is the light's level.
+_UP_TO = re.compile(r"\b(?:up|down) to \d")
+_LIGHT_SAID = re.compile(
+    r"\b(?:lights?|lamps?|bulbs?|lighting|bright|brighter|brightness|dark|darker|dim|dimmer|gloomy)\b"
+    r"|%|\bper ?cent\b"
+)
+
+
 def device_intent(digits: str, said: Said, index: HomeIndex, confidence: float) -> Intent:
     if temperature_question(digits, said):
         # The thermometer, never "the bedroom" (its lights) for "is it warm in the bedroom".
@@ -367,6 +376,8 @@ def device_intent(digits: str, said: Said, index: HomeIndex, confidence: float) 
         and heat_said(digits, said, index)
     ):
         found = thermostat_for(said, index)  # "set the heat to 21", "cool it down to 68", "upstairs to 70"
+    elif lights_of_area and said.here and _UP_TO.search(digits) and not _LIGHT_SAID.search(digits):
+        return Intent("device", confidence)  # "turn it up to 22 in here": the heat or the lights?
     if isinstance(found, str):
         return Intent("device", confidence, question=found)
     if isinstance(found, Target):

@@ -48,10 +48,28 @@ _HEAT = re.compile(
 )
 
 
+#: How warm it feels: said with a request, the heat is what it is about ("it's freezing in here").
+_FEEL = re.compile(r"\b(?:cold|freezing|chilly|hot|boiling|stuffy|warm|warmth)\b")
+
+
+def heat_words(digits: str) -> bool:
+    """Words of heat or of how warm it feels, whatever they name: no light or cover is meant by them."""
+    return _HEAT.search(digits) is not None or _FEEL.search(digits) is not None
+
+
+#: A number to go to: "up to 22", "down to 19", "set it to 21".
+_TO_NUMBER = re.compile(r"\b(?:to|at) \d{1,3}\b(?!\s*(?:%|percent))")
+#: The whole home as a thing to warm or cool: "turn the house up to 22".
+_HOUSE_UP_TO = re.compile(r"\bthe (?:house|home|place|flat|apartment)\b.*\b(?:up|down) to \d")
+
+
 def heat_said(digits: str, said: Said, index: HomeIndex) -> bool:
-    """A thermostat's work said without naming one: heat words, or a place with a thermostat and no
-    light set to a number ("set upstairs to 70", "downstairs at 66")."""
-    if _HEAT.search(digits):
+    """A thermostat's work said without naming one: heat words; how warm it feels, or the whole home,
+    with a number to go to ("it's cold in here, turn it up to 21", "turn the house up to 22"); or a
+    place with a thermostat and no light set to a number ("set upstairs to 70", "downstairs at 66")."""
+    if _HEAT.search(digits) or _HOUSE_UP_TO.search(digits):
+        return True
+    if _FEEL.search(digits) and _TO_NUMBER.search(digits):
         return True
     place = said.areas[0] if len(said.areas) == 1 else said.room if said.here else None
     there = {d.type for d in index.devices if d.area == place}

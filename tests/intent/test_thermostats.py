@@ -8,7 +8,7 @@ import pytest
 
 from homeassist.intent.home import HomeSnapshot
 from homeassist.messages import Command
-from tests.intent.test_targets import classifier, command
+from tests.intent.test_targets import HOME, classifier, command
 
 FLOORS: HomeSnapshot = {
     "devices": [
@@ -62,3 +62,28 @@ def test_the_one_thermostat_of_a_home_warms_any_room(text: str) -> None:
     assert command(text) == Command("change_temperature", {"device": "Hallway Thermostat", "by": 1.0})
     # Where each floor has its own, a room without one is the model's to ask about.
     assert classifier.classify(text.replace("bedroom", "living room"), FLOORS).command is None
+
+
+@pytest.mark.parametrize(
+    ("text", "room", "degrees"),
+    [
+        ("it's freezing in here, warm the house up to 22", None, 22.0),
+        ("it's cold in here, turn it up to 21", "Bedroom", 21.0),
+        ("it's boiling in here, bring it down to 20", "Living Room", 20.0),
+        ("it's chilly, bump the house up to 21", None, 21.0),
+        ("turn the house up to 22", None, 22.0),
+        ("the house is cold, set it to 21", None, 21.0),
+    ],
+)
+def test_up_to_a_number_with_heat_or_how_warm_it_feels_is_a_setpoint(
+    text: str, room: str | None, degrees: float
+) -> None:
+    found = classifier.classify(text, HOME, room=room).command
+    assert found == Command("set_temperature", {"device": "Hallway Thermostat", "degrees": degrees})
+
+
+def test_up_to_a_number_in_here_is_the_lights_only_when_the_words_say_light() -> None:
+    # The heat or the lights? Never the room's lights to 22 %: the model asks.
+    assert classifier.classify("turn it up to 22 in here", HOME, room="Living Room").command is None
+    dark = classifier.classify("it's too dark in here, bring it up to 80", HOME, room="Living Room")
+    assert dark.command == Command("set_level", {"device": "Living Room", "percent": 80})
