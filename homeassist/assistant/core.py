@@ -179,12 +179,11 @@ class Assistant:
                     unavailable = ZWaveUnavailableError(self.devices.unavailable_reason())
         tools = self.tools.tools_for(intent.kind, *intent.also, acting=allow_actions)
         work = _Work(request_id, text, intent, tools, timings, on_sentence)
-        guard = Guard(
-            normalize_text(text),
-            home or self._known_home(),
-            room=room,
-            also=(intent.command, *intent.choices, follow_up.command if follow_up else None),
-        )
+        known = home or self._known_home()
+        # The last device grounds a call only when the words refer back to it ("turn it off"): "it's
+        # freezing in here" after the blinds never lets the model open them.
+        last = self.classifier.referred_to(text, known, follow_up)
+        guard = Guard(normalize_text(text), known, room=room, also=(intent.command, *intent.choices, last))
         with guarded(guard.check):
             reply_text = await self._answer(work, allow_actions=allow_actions, unavailable=unavailable)
         # A question's answers wait for the next request: the classifier's, or those of a call the

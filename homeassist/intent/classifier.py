@@ -4,7 +4,11 @@ Pure and fast (no I/O, no model). The kind comes from weighted cues (``router``)
 what the words name and the command (or the question back) come from ``homeassist.intent.targets``: a
 local command acts only on exactly what was named, and anything ambiguous or unknown carries no
 command, so the model decides with the tier's tools. While a question waits (``FollowUp.choices``),
-an answer to it ("the porch light", "the first one", "yes") is read first. The request's room (an area
+an answer to it ("the porch light", "the first one", "yes") is read first. A request refers back to
+the last device ("turn it off") only by a word that refers ("it", "them", "that one"), naming nothing of
+its own (a device, an area, "in here", "the house"), and saying no heat of a device that is no
+thermostat; "up" or "down" alone never opens or closes a cover referred to (the model asks).
+``referred_to`` answers the same for the grounding of the model's calls. The request's room (an area
 of the home) narrows what a type noun alone or "here" names (``targets.placed``); without one, nothing
 changes.
 
@@ -30,6 +34,7 @@ from homeassist.intent.numbers import words_to_digits
 from homeassist.intent.router import route
 from homeassist.intent.said import Said, Target
 from homeassist.intent.targets import area_of, device_intent, parse, placed, resolve
+from homeassist.intent.thermostats import heat_words
 from homeassist.messages import Command, Intent, IntentKind
 from homeassist.vocabulary import says_stop
 
@@ -71,11 +76,23 @@ class FollowUp:
         return str(self.command.args.get("device") or "") if self.command else ""
 
 
-_PRONOUN = re.compile(r"\b(it|them|that|those|these|this one|that one)\b")
+#: A word that refers back to the last device; "it" as in "it's freezing" or "it is late" refers to
+#: nothing.
+_PRONOUN = re.compile(r"\b(it(?!'|\s+(?:is|was)\b)|them|that|those|these|this one|that one)\b")
+#: A place of its own said: "in here", "this room", "the house" are about there, not the last device.
+_OWN_PLACE = re.compile(
+    r"\b(?:here|this (?:room|floor)|the (?:house|home|place|flat|apartment)|everywhere|everything)\b"
+)
+#: Words that open or close a cover; "up" and "down" alone may as well mean the heat or the volume.
+_COVER_VERB = re.compile(r"\b(?:open|close|shut|raise|lower|lift|drop|pull)\b")
 _ALSO = re.compile(
     r"^(and|also|plus|what about|how about|same for|same with|now|then)\b|\b(too|as well|also)$"
 )
-_OWN_ACTION = re.compile(r"\b(on|off|open|close|lock|unlock|\d+|percent|degrees?|brighter|dimmer)\b")
+#: An action or a value of the request's own: "and the porch light to a third" is not the last one's.
+_OWN_ACTION = re.compile(
+    r"\b(on|off|open|close|lock|unlock|\d+|percent|degrees?|brighter|dimmer|dim|up|down|warmer|cooler|"
+    r"toggle|half|halfway|thirds?|quarters?|fourths?|fifths?|tenths?|full|fully|max|maximum|min|minimum)\b"
+)
 
 
 class IntentClassifier:
@@ -95,6 +112,17 @@ class IntentClassifier:
             return Intent("general", 0.3)
         index = index_of(home)
         return _classify(norm, follow_up, index, area_of(room, index.areas))
+
+    def referred_to(
+        self, text: str, home: HomeSnapshot | dict[str, Any] | None, follow_up: FollowUp | None
+    ) -> Command | None:
+        """``follow_up``'s last command when ``text`` refers back to its device (``_refers_back``),
+        else None: only then does that device ground what the request does (``grounding.Guard``)."""
+        if follow_up is None or follow_up.command is None or not follow_up.device:
+            return None
+        norm = normalize_text(text[:MAX_CLASSIFY_CHARS])
+        index = index_of(home)
+        return follow_up.command if _refers_back(norm, parse(norm, index), index, follow_up) else None
 
 
 def _classify(norm: str, follow_up: FollowUp | None, index: HomeIndex, room: str | None = None) -> Intent:
@@ -160,14 +188,30 @@ def _target_of(device: str, index: HomeIndex) -> Target:
     return found if isinstance(found, Target) else Target(device, frozenset())
 
 
+def _refers_back(norm: str, said: Said, index: HomeIndex, follow_up: FollowUp) -> Target | None:
+    """The last device, when the words refer back to it: a word that refers ("it", "them", "that
+    one"), nothing of their own named (a device, an area, "in here", "the house", a word the home does
+    not use), and no heat or how warm it feels said of a device that is no thermostat; else None."""
+    if said.named or said.areas or said.unknown or not _PRONOUN.search(norm) or _OWN_PLACE.search(norm):
+        return None
+    target = _target_of(follow_up.device, index)
+    if "climate" not in target.types and heat_words(words_to_digits(norm)):
+        return None  # "warm it up to 22" after the blinds: the thermostat's, never the blinds'
+    return target
+
+
 def _follow_up(norm: str, said: Said, index: HomeIndex, follow_up: FollowUp) -> Intent | None:
     """A request that only makes sense after the last one, resolved against it; else None."""
-    if not said.named and not said.areas and not said.unknown and _PRONOUN.search(norm):
+    if (target := _refers_back(norm, said, index, follow_up)) is not None:
         # "turn it off", "lock it", "set it to 40 percent": a new action on the last device.
-        if route(words_to_digits(norm)).kind != "device":
+        digits = words_to_digits(norm)
+        if route(digits).kind != "device":
             return None
-        target = _target_of(follow_up.device, index)
-        return Intent("device", 0.8, device_command(words_to_digits(norm), target))
+        command = device_command(digits, target)
+        moves = command is not None and command.tool in ("turn_on", "turn_off")
+        if moves and target.types & {"cover", "valve"} and not _COVER_VERB.search(digits):
+            return Intent("device", 0.7)  # "turn it up" after the blinds: open them? the model asks
+        return Intent("device", 0.8, command)
     if (said.named or said.areas) and _ALSO.search(norm) and not _OWN_ACTION.search(norm):
         # "and the porch too": the last action on another device or room.
         assert follow_up.command is not None

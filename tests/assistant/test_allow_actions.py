@@ -76,9 +76,10 @@ async def test_a_model_that_calls_an_acting_tool_it_was_not_offered_switches_not
             assert offered == ["list_devices", "get_device_state"]
             async with Observer(sim_url) as watcher:
                 assert await watcher.read(KITCHEN_LIGHT, SWITCH, "currentValue") is False
-            # The next request that may act is offered the tools and acts.
+            # The next request that may act is offered the tools and acts (on what its words name: the
+            # light switched off before is no part of "turn on the jukebox").
             ollama.script(tool_calls(("turn_on", {"device": "kitchen light"})), reply("It's on."))
-            allowed = await runtime.assistant.handle("turn on the jukebox")
+            allowed = await runtime.assistant.handle("turn on the jukebox and the kitchen light")
             assert [(a.tool, a.ok) for a in allowed.actions] == [("turn_on", True)]
             assert "turn_on" in [tool["function"]["name"] for tool in ollama.chats[2]["tools"]]
             async with Observer(sim_url) as watcher:
@@ -129,7 +130,7 @@ async def test_the_executor_refuses_an_acting_tool_for_the_whole_request(
         assert rogue.offered == [["list_devices", "get_device_state"]]
         async with Observer(sim_url) as watcher:
             assert await watcher.read(KITCHEN_LIGHT, SWITCH, "currentValue") is False
-        allowed = await runtime.assistant.handle("turn on the jukebox")
+        allowed = await runtime.assistant.handle("turn on the jukebox and the kitchen light")
         assert [(a.tool, a.ok) for a in allowed.actions] == [("turn_on", True)]
         async with Observer(sim_url) as watcher:
             assert await watcher.read(KITCHEN_LIGHT, SWITCH, "currentValue") is True

@@ -1,7 +1,8 @@
 """The Assistant holds the model's calls to what the person named (issue 26, item 3), on the simulated
 home through the real zwave-js: the model's "all the lights" for "make the living room bright" switches
 nothing and asks; the answer to that question runs the chosen call; a call the words ground runs; and
-the model is bounded in time with "One moment." said while it is slow."""
+the model is bounded in time with "One moment." said while it is slow. The last device grounds a call
+only when the words refer back to it (issue 33)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from homeassist.daemon import Runtime
 from tests.assistant.test_core import runtime_for
 from tests.llm.standin import Chunk, OllamaStandIn, Pause, stream, tool_calls
 from tests.zwave.conftest import (
+    BEDROOM_BLINDS,
     BEDROOM_LAMP,
     KITCHEN_LIGHT,
     LEVEL,
@@ -77,6 +79,33 @@ async def test_a_call_the_words_ground_runs_and_its_result_is_the_reply(sim_url:
                 assert await watcher.read(BEDROOM_LAMP, LEVEL, "currentValue") == 20
         finally:
             await leave_as_found(runtime, "bedroom lamp")
+            await runtime.aclose()
+
+
+async def test_the_last_device_grounds_the_models_call_only_when_the_words_refer_back(sim_url: str) -> None:
+    async with OllamaStandIn() as ollama:
+        runtime = runtime_for(ollama.url, HOMEASSIST_ZWAVE__URL=sim_url)
+        try:
+            first = await runtime.assistant.handle("bedroom blinds halfway please")
+            assert first.path == "local" and [a.args for a in first.actions] == [
+                {"device": "Bedroom Blinds", "percent": 50}
+            ]
+            # "it's" refers to nothing: the blinds are not what "too bright" is about until named.
+            ollama.script(tool_calls(("turn_off", {"device": "Bedroom Blinds"})))
+            unnamed = await runtime.assistant.handle("it's too bright")
+            assert unnamed.path == "model" and [a.ok for a in unnamed.actions] == [False]
+            assert unnamed.text == unnamed.actions[0].question
+            async with Observer(sim_url) as watcher:
+                assert await watcher.read(BEDROOM_BLINDS, LEVEL, "currentValue") == 50
+            # "turn it up": they are referred to, and the model (not "up" alone, locally) opens them.
+            ollama.script(tool_calls(("turn_on", {"device": "Bedroom Blinds"})))
+            referred = await runtime.assistant.handle("turn it up")
+            assert referred.path == "model" and [(a.tool, a.ok) for a in referred.actions] == [
+                ("turn_on", True)
+            ]
+            async with Observer(sim_url) as watcher:
+                assert await watcher.read(BEDROOM_BLINDS, LEVEL, "currentValue") == 99
+        finally:
             await runtime.aclose()
 
 

@@ -277,3 +277,66 @@ def test_other_requests_ignore_the_last_device(text: str) -> None:
 
 def test_without_a_last_device_it_is_not_resolved() -> None:
     assert classifier.classify("turn it off", HOME).command is None
+
+
+#: What the Assistant keeps after "bedroom blinds halfway please" ran (``assistant.recent``): its command.
+BLINDS_HALFWAY = FollowUp(Command("set_level", {"device": "Bedroom Blinds", "percent": 50}))
+
+
+def heat_to(degrees: float) -> Command:
+    return Command("set_temperature", {"device": "Hallway Thermostat", "degrees": degrees})
+
+
+def test_the_blinds_follow_up_is_what_the_first_request_does() -> None:
+    assert classifier.classify("bedroom blinds halfway please", HOME).command == BLINDS_HALFWAY.command
+
+
+@pytest.mark.parametrize(
+    ("text", "command"),
+    [
+        # Issue 33: the blinds opened ("up"), and the lamp was dimmed by 20 ("to a third").
+        ("it's freezing in here, warm the house up to 22", heat_to(22.0)),
+        (
+            "could you dim the living room light to a third",
+            Command("set_level", {"device": "Living Room Lamp", "percent": 33}),
+        ),
+        # Heat is no work of the blinds: "it" is not them.
+        ("warm it up to 22", heat_to(22.0)),
+        ("cool it down to 19 in here", heat_to(19.0)),
+        ("it's cold, up to 21 please", heat_to(21.0)),
+        ("warm it up", Command("change_temperature", {"device": "Hallway Thermostat", "by": 1.0})),
+        # What refers back and fits the blinds still acts on them.
+        ("turn it up to 80", Command("set_level", {"device": "Bedroom Blinds", "percent": 80})),
+        ("is it open", Command("get_device_state", {"device": "Bedroom Blinds"})),
+        ("it's too bright, close them", Command("turn_off", {"device": "Bedroom Blinds"})),
+    ],
+)
+def test_after_the_blinds_only_words_that_refer_back_reach_them(text: str, command: Command) -> None:
+    assert classifier.classify(text, HOME, BLINDS_HALFWAY).command == command
+
+
+@pytest.mark.parametrize("text", ["turn it up", "turn them down", "it's too dark in here", "it is bright"])
+def test_up_or_down_never_opens_or_closes_blinds_the_words_did_not_name(text: str) -> None:
+    intent = classifier.classify(text, HOME, BLINDS_HALFWAY)
+    assert intent.command is None or intent.command.args.get("device") != "Bedroom Blinds", intent
+
+
+@pytest.mark.parametrize(
+    ("text", "refers"),
+    [
+        ("turn it up", True),
+        ("close them", True),
+        ("is that one open", True),
+        ("it's freezing in here", False),
+        ("it is too bright", False),
+        ("warm it up", False),
+        ("turn it up to 22 in here", False),
+        ("warm the house up to 22", False),
+        ("turn the porch light off", False),
+        ("a bit brighter", False),
+    ],
+)
+def test_the_last_device_is_referred_to_only_by_a_referring_word_that_fits(text: str, refers: bool) -> None:
+    referred = classifier.referred_to(text, HOME, BLINDS_HALFWAY)
+    assert referred == (BLINDS_HALFWAY.command if refers else None)
+    assert classifier.referred_to(text, HOME, None) is None
