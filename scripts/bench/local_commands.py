@@ -465,11 +465,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--errors", type=int, default=0, metavar="N", help="print up to N mis-handled rows")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the figures as JSON")
     args = parser.parse_args(argv)
-    ours = IntentClassifier()
-    peer = own_commands.HassilCommands()
     matchers = {
-        "homeassist": lambda text, home, room=None: ours.classify(text, home, room=room),
-        "hassil": peer,
+        "homeassist": own_commands.with_follow_ups(IntentClassifier()),
+        "hassil": own_commands.HassilCommands(),
     }
     result: dict[str, Any] = {}
     if args.data.is_file():
@@ -485,7 +483,7 @@ def main(argv: list[str] | None = None) -> int:
         }
     else:
         print(f"no dev rows at {args.data}: the dev figures are left out\n", file=sys.stderr)
-    for name in ("report", "tune", "tune2"):
+    for name in ("report", "tune", "tune2", "numbers"):
         homes, own = own_commands.load(name)
         found = {m: own_commands.figures(own, homes, matcher) for m, matcher in matchers.items()}
         print(f"own sentences, {name} set ({len(own)} rows)\n{own_commands.table(found, _table)}\n")

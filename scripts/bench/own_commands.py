@@ -13,7 +13,12 @@ the home lacks), each with what a careful person would do:
 
 ``tune.jsonl`` and ``tune2.jsonl`` (written later, by another hand, when the first had been fixed) may be
 looked at while changing the matcher; ``report.jsonl`` is the figure reported and is never read row by
-row to tune (the bench prints mis-handled rows only for the tune sets).
+row to tune (the bench prints mis-handled rows only for the tune sets). ``numbers.jsonl`` (issue 33,
+written with the fix, so a tune set too) holds requests with numbers: fractions as levels ("a third"),
+"up to N" beside heat words, indirect requests with a number ("it's cold in here, turn it up to 21"),
+and follow-ups: a row's ``after`` is the request said just before, whose command the next one may refer
+back to (as ``assistant.recent`` keeps it, the command taken as done); matchers without follow-ups
+(hassil) classify the row alone.
 
 Per row, what the local path did (``judge``):
 
@@ -40,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from homeassist.errors import HomeassistError
+from homeassist.intent.classifier import FollowUp, IntentClassifier
 from homeassist.messages import Command, Intent
 from homeassist.vocabulary import TYPE_WORD, plural
 from homeassist.zwave.home import Device, Home
@@ -50,8 +56,22 @@ TARGET_RIGHT = 0.90
 TARGET_UNNAMED = 0
 
 Row = dict[str, Any]
-#: classify(text, home, room) -> Intent
-Classify = Callable[[str, dict[str, Any], str | None], Intent]
+#: classify(text, home, room, after) -> Intent; ``after``: the request said just before, or None.
+Classify = Callable[[str, dict[str, Any], str | None, str | None], Intent]
+
+
+def with_follow_ups(classifier: IntentClassifier) -> Classify:
+    """``classifier`` as a matcher: a row's ``after`` is classified first and its device command, taken
+    as done, is the follow-up the row may refer back to (what ``assistant.recent`` keeps)."""
+
+    def classify(
+        text: str, home: dict[str, Any], room: str | None = None, after: str | None = None
+    ) -> Intent:
+        before = classifier.classify(after, home, room=room).command if after else None
+        done = before if before is not None and "device" in before.args else None
+        return classifier.classify(text, home, FollowUp(done) if done else None, room=room)
+
+    return classify
 
 
 def load(name: str) -> tuple[dict[str, dict[str, Any]], list[Row]]:
@@ -157,7 +177,7 @@ def figures(rows: list[Row], homes: dict[str, dict[str, Any]], classify: Classif
     for row in rows:
         home = homes[row["home"]]
         kind = next(iter(row["expect"]))
-        outcome, did = judge(row, classify(row["text"], home, row.get("room")), home)
+        outcome, did = judge(row, classify(row["text"], home, row.get("room"), row.get("after")), home)
         count[f"{kind} {outcome}"] += 1
         count[kind] += 1
         per = by_class.setdefault(row["class"], Counter())
@@ -165,7 +185,8 @@ def figures(rows: list[Row], homes: dict[str, dict[str, Any]], classify: Classif
         per[outcome] += 1
         if outcome != "right":
             missed.append({"text": row["text"], "home": row["home"], "room": row.get("room"),
-                           "expect": row["expect"], "outcome": outcome, "did": did})  # fmt: skip
+                           "after": row.get("after"), "expect": row["expect"], "outcome": outcome,
+                           "did": did})  # fmt: skip
     unnamed = sum(v for k, v in count.items() if k.endswith(" unnamed"))
     return {
         "counts": dict(count),
@@ -189,7 +210,9 @@ class HassilCommands:
         self._router = HassilRouter()
         self._recognize = recognize_best
 
-    def __call__(self, text: str, home: dict[str, Any], room: str | None = None) -> Intent:
+    def __call__(
+        self, text: str, home: dict[str, Any], room: str | None = None, after: str | None = None
+    ) -> Intent:
         result = self._recognize(
             text,
             self._router.intents,
@@ -273,6 +296,7 @@ def missed_lines(figures_: dict[str, Any], limit: int) -> str:
     lines = []
     for row in figures_["missed"][:limit]:
         room = f", in {row['room']}" if row.get("room") else ""
+        room += f", after {row['after']!r}" if row.get("after") else ""
         lines.append(f"  [{row['outcome']}] {row['text']!r} ({row['home']}{room}): expected {row['expect']}")
         lines.append(f"      did {row['did']}")
     return "\n".join(lines) or "  none"

@@ -5,6 +5,7 @@ Home Assistant's matcher beside ours) come from scripts/bench/classifier."""
 from __future__ import annotations
 
 import json
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -50,3 +51,19 @@ def test_routing_accuracy_on_dev_stays_above_the_floor() -> None:
     assert device_right / routed_device >= FLOOR_DEVICE_PRECISION, (
         f"device precision {device_right / routed_device:.3f}"
     )
+
+
+def test_no_local_action_on_the_own_tune_sentences_is_unnamed_or_wrong() -> None:
+    """scripts/bench/local_commands' own sentences (the tune sets, and issue 33's requests with numbers,
+    follow-ups among them): the local path acts only on what was named, with the action asked for."""
+    sys.path.insert(0, str(REPO / "scripts" / "bench"))
+    try:
+        import own_commands  # type: ignore[import-not-found]  # a script, not a package
+    finally:
+        sys.path.remove(str(REPO / "scripts" / "bench"))
+    matcher = own_commands.with_follow_ups(IntentClassifier())
+    for name in ("tune", "tune2", "numbers"):
+        homes, rows = own_commands.load(name)
+        found = own_commands.figures(rows, homes, matcher)
+        wrong = [m for m in found["missed"] if m["outcome"] in ("unnamed", "wrong_action")]
+        assert wrong == [], name
