@@ -20,7 +20,7 @@ from homeassist.audio.stt import BackgroundTranscriber
 from homeassist.config.loader import load_settings
 from homeassist.zwave.sim import DEFAULT_HOME
 from tests.audio.conftest import synthesize
-from tests.conftest import REPO, wait_until
+from tests.conftest import REPO, SimProcess, wait_until
 from tests.daemon.esphome import DeviceThread
 
 
@@ -106,6 +106,15 @@ class Daemon:
             self.process.kill()
             self.process.wait()
             pytest.fail(f"the daemon did not stop within {timeout_s} s:\n{self.text()[-3000:]}")
+
+
+@pytest.fixture
+def sim(sim_home: Path, tmp_path: Path) -> Iterator[SimProcess]:
+    """A simulated home of this test's own, started (a SIGKILLed daemon must not take it along)."""
+    process = SimProcess(sim_home, tmp_path / "sim.log")
+    process.start()
+    yield process
+    process.stop()
 
 
 @pytest.fixture

@@ -9,9 +9,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -50,14 +49,6 @@ ACTIONS = {
     "turn on the porch light": (PORCH_LIGHT, SWITCH, True),
     "set the living room lamp to 40 percent": (LIVING_ROOM_LAMP, LEVEL, to_zwave_level(40)),
 }
-
-
-@pytest.fixture
-def sim(sim_home: Path, tmp_path: Path) -> Iterator[SimProcess]:
-    process = SimProcess(sim_home, tmp_path / "sim.log")
-    process.start()
-    yield process
-    process.stop()
 
 
 def read(url: str, reads: dict[str, tuple[int, int]], sets: dict[tuple[int, int], Any] | None = None) -> Any:

@@ -8,24 +8,12 @@ import asyncio
 import json
 import signal
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
-
-import pytest
 
 from tests.conftest import POLL_S, SimProcess, run_cli, wait_until
 from tests.daemon.conftest import Daemon
 from tests.zwave.conftest import PORCH_LIGHT, SWITCH, Observer
-
-
-@pytest.fixture
-def sim(sim_home: Path, tmp_path: Path) -> Iterator[SimProcess]:
-    """A simulated home of this test's own (a SIGKILLed daemon must not take it along)."""
-    process = SimProcess(sim_home, tmp_path / "sim.log")
-    process.start()
-    yield process
-    process.stop()
 
 
 def switch(url: str, node: int, on: bool | None = None) -> object:
