@@ -64,10 +64,11 @@ def _devices(job: Job, named: str, live: Callable[[], Home]) -> Sequence[str]:
         return [named]
     home = live()
     by_id = {d.node_id: d for d in home.devices}
+    # Device names go to the log at DEBUG only (as the person's words do); node ids above it.
     if gone := [n for n in nodes if n not in by_id]:
-        _LOGGER.warning("Scheduled %s %s: node %s is no longer in the home", job.kind, job.id, gone)
+        _LOGGER.debug("Scheduled %s %s: %s is no longer in the home", job.kind, job.id, named)
         raise SchedulerError(
-            f"{named} (node {', '.join(map(str, gone))}) is no longer in the home",
+            f"node {', '.join(map(str, gone))} is no longer in the home",
             spoken=f"{named} is no longer in the home",
         )
     wanted = set(nodes)
@@ -76,10 +77,13 @@ def _devices(job: Job, named: str, live: Callable[[], Home]) -> Sequence[str]:
     names = [by_id[n].name for n in nodes]
     if not all(_names_exactly(home, name, {n}) for name, n in zip(names, nodes, strict=True)):
         raise SchedulerError(
-            f"{named}: its devices' names now also name others ({', '.join(names)})",
+            f"the names of node {', '.join(map(str, nodes))} now also name other devices",
             spoken=f"the name {named} now names more than one device",
         )
-    _LOGGER.info("Scheduled %s %s: the devices are now called %s", job.kind, job.id, ", ".join(names))
+    _LOGGER.info(
+        "Scheduled %s %s: node %s renamed since; acting on it by its new name", job.kind, job.id, nodes
+    )
+    _LOGGER.debug("Scheduled %s %s: %s is now called %s", job.kind, job.id, named, ", ".join(names))
     return names
 
 

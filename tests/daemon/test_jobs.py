@@ -77,7 +77,7 @@ async def test_a_group_whose_name_now_names_others_runs_on_each_device_it_was() 
 
 async def test_a_device_that_left_the_home_fails_the_job_saying_so() -> None:
     calls: list[str] = []
-    with pytest.raises(SchedulerError, match="no longer in the home") as raised:
+    with pytest.raises(SchedulerError, match="node 3 is no longer in the home") as raised:
         await run_device_action(job("Porch Light", [3]), recording(calls), up, at(Home([KITCHEN])))
     assert raised.value.spoken == "Porch Light is no longer in the home"
     assert calls == []
