@@ -30,7 +30,7 @@ from homeassist.intent.answers import choose
 from homeassist.intent.clock_times import FoundAt, mentions_other_day, search_at
 from homeassist.intent.durations import FoundDuration, search_duration
 from homeassist.intent.home import HomeIndex, HomeSnapshot, index_of
-from homeassist.intent.numbers import words_to_digits
+from homeassist.intent.numbers import FRACTION_PARTS, words_to_digits
 from homeassist.intent.router import route
 from homeassist.intent.said import Said, Target
 from homeassist.intent.targets import area_of, device_intent, parse, placed, resolve
@@ -91,7 +91,7 @@ _ALSO = re.compile(
 #: An action or a value of the request's own: "and the porch light to a third" is not the last one's.
 _OWN_ACTION = re.compile(
     r"\b(on|off|open|close|lock|unlock|\d+|percent|degrees?|brighter|dimmer|dim|up|down|warmer|cooler|"
-    r"toggle|half|halfway|thirds?|quarters?|fourths?|fifths?|tenths?|full|fully|max|maximum|min|minimum)\b"
+    rf"toggle|halfway|(?:{'|'.join(FRACTION_PARTS)})(?:s|es)?|full|fully|max|maximum|min|minimum)\b"
 )
 
 
