@@ -14,10 +14,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from wyoming.handle import Handled
 
 from homeassist.zwave.control import to_zwave_level
 from tests.conftest import SimProcess, wait_until
 from tests.daemon.conftest import Daemon
+from tests.daemon.test_wyoming import ask as ask_wyoming
+from tests.daemon.test_wyoming import start_wyoming
 from tests.llm.standin import OllamaStandIn, reply, tool_calls
 from tests.zwave.conftest import (
     BEDROOM_BLINDS,
@@ -98,6 +101,13 @@ def initial(url: str) -> None:
     wait_until(lambda: read(url, home_reads()) == opposite, 60, "the home in its starting state")
 
 
+def settled(daemon: Daemon, ids: set[str]) -> dict[str, str]:
+    """The jobs' statuses once every one has fired and ended (a hang guard)."""
+    ended = {"done", "failed", "missed", "interrupted"}
+    daemon.wait_for(lambda: set(statuses(daemon, ids).values()) <= ended, 120, "the actions to fire")
+    return statuses(daemon, ids)
+
+
 def statuses(daemon: Daemon, ids: set[str]) -> dict[str, str]:
     """The job store's status of each job (read-only: the daemon writes it)."""
     uri = f"file:{daemon.state / 'jobs.sqlite3'}?mode=ro"
@@ -122,9 +132,7 @@ def test_delayed_actions_act_on_what_was_named_whatever_is_said_after(
     for text in BETWEEN:
         assert daemon.ask(text).json()["reply"].strip(), text
     ids = {job["id"] for job in jobs}
-    finished = {"done", "failed", "missed", "interrupted"}
-    daemon.wait_for(lambda: set(statuses(daemon, ids).values()) <= finished, 120, "the actions to fire")
-    assert statuses(daemon, ids) == dict.fromkeys(ids, "done"), daemon.text()
+    assert settled(daemon, ids) == dict.fromkeys(ids, "done"), daemon.text()
     assert read(sim.url, home_reads()) == expected()
     assert NOT_NAMED not in daemon.text(), daemon.text()
     assert daemon.stop() == 0
@@ -150,9 +158,7 @@ def test_delayed_actions_due_together_after_a_restart_each_act_on_what_was_named
     wait_until(lambda: datetime.now(UTC) > last, 120, "every action's time to pass")
     again = start_daemon(**env)
     ids = {job["id"] for job in jobs}
-    finished = {"done", "failed", "missed", "interrupted"}
-    again.wait_for(lambda: set(statuses(again, ids).values()) <= finished, 120, "the actions to fire")
-    assert statuses(again, ids) == dict.fromkeys(ids, "done"), again.text()
+    assert settled(again, ids) == dict.fromkeys(ids, "done"), again.text()
     assert read(sim.url, home_reads()) == expected()
     assert NOT_NAMED not in again.text(), again.text()
     assert again.stop() == 0
@@ -196,13 +202,36 @@ def test_a_delayed_action_the_model_set_acts_after_a_timer_the_model_set_later(
         assert daemon.ask("what time is it").json()["reply"] == "It's noon."
         timer = daemon.ask("set a timer for 10 minutes").json()
         assert [a["tool"] for a in timer["actions"]] == ["set_timer"], timer
-        finished = {"done", "failed", "missed", "interrupted"}
-        daemon.wait_for(
-            lambda: set(statuses(daemon, {job["id"]}).values()) <= finished, 120, "the action to fire"
-        )
-        assert statuses(daemon, {job["id"]}) == {job["id"]: "done"}, daemon.text()
+        assert settled(daemon, {job["id"]}) == {job["id"]: "done"}, daemon.text()
         assert read(sim.url, {"blinds": (BEDROOM_BLINDS, LEVEL)}) == {"blinds": to_zwave_level(100)}
         assert NOT_NAMED not in daemon.text()
         assert daemon.stop() == 0
     finally:
         ollama.stop_sync()
+
+
+@pytest.mark.timeout(300)
+def test_a_delayed_action_set_over_wyoming_acts_after_requests_from_elsewhere(
+    start_daemon: Callable[..., Daemon], sim: SimProcess, closed_url: str
+) -> None:
+    """A satellite's path (a Wyoming conversation, allowed to act): its delayed action is done at its
+    time after other requests, through the API and the satellite, the satellite's timer last."""
+    initial(sim.url)
+    daemon, port = start_wyoming(
+        start_daemon,
+        sim.url,
+        closed_url,
+        HOMEASSIST_WYOMING__ALLOW_ACTIONS="true",
+        HOMEASSIST_SCHEDULER__MISFIRE_GRACE_S="300",
+    )
+    daemon.wait_for(lambda: daemon.component("scheduler") == "ready", 60, "the scheduler")
+    assert Handled.is_type(ask_wyoming(port, "turn on the porch light in 15 seconds").type)
+    (job,) = [job for job in daemon.timers() if job["kind"] == "device"]
+    assert job["payload"]["nodes"] == [PORCH_LIGHT], job
+    for text in ("what time is it", "turn on the kitchen light", "bedroom blinds halfway please"):
+        assert daemon.ask(text).json()["error"] is None, text
+    assert Handled.is_type(ask_wyoming(port, "set a timer for 10 minutes").type)
+    assert settled(daemon, {job["id"]}) == {job["id"]: "done"}, daemon.text()
+    assert read(sim.url, {"porch": (PORCH_LIGHT, SWITCH)}) == {"porch": True}
+    assert NOT_NAMED not in daemon.text()
+    assert daemon.stop() == 0
