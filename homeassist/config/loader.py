@@ -31,6 +31,10 @@ from homeassist.errors import ConfigError
 
 ENV_PREFIX = "HOMEASSIST_"
 ENV_CONFIG = "HOMEASSIST_CONFIG"
+#: Where scripts/setup-llm caches llama-server and the models (homeassist/llm/embedded.py).
+ENV_LLM_CACHE = "HOMEASSIST_LLM_CACHE"
+#: The variables with the prefix that are not settings.
+ENV_NOT_SETTINGS = frozenset({ENV_CONFIG, ENV_LLM_CACHE})
 SYSTEM_CONFIG = Path("/etc/homeassist/homeassist.toml")
 
 Key = tuple[str, ...]
@@ -197,7 +201,7 @@ def _env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
     """``HOMEASSIST_A__B__C=v`` -> ``{"a": {"b": {"c": v}}}``, each leaf tagged with its variable."""
     result: dict[str, Any] = {}
     for name in sorted(env):
-        if not name.startswith(ENV_PREFIX) or name == ENV_CONFIG:
+        if not name.startswith(ENV_PREFIX) or name in ENV_NOT_SETTINGS:
             continue
         parts = [p.lower() for p in name[len(ENV_PREFIX) :].split("__")]
         raw = env[name]

@@ -100,10 +100,12 @@ class LoggingSettings(Section):
 
 
 class OllamaSettings(Section):
-    provider: Literal["ollama", "anthropic", "openai"] = setting(
-        "ollama",
-        "which model server answers: a local Ollama, Anthropic's API ([anthropic]), or an "
-        "OpenAI-compatible server such as llama.cpp's llama-server, LM Studio or vLLM ([openai])",
+    provider: Literal["auto", "ollama", "embedded", "anthropic", "openai"] = setting(
+        "auto",
+        "which model server answers: 'auto' uses Ollama when it serves [ollama] model at base_url, else "
+        "the daemon's own llama.cpp server ([embedded]); or always a local Ollama, the embedded server, "
+        "Anthropic's API ([anthropic]), or an OpenAI-compatible server such as llama-server, LM Studio "
+        "or vLLM ([openai])",
     )
     base_url: str = setting(
         "http://127.0.0.1:11434",
@@ -147,6 +149,39 @@ class OllamaSettings(Section):
         if isinstance(value, str) and not _DURATION.match(value.strip()):
             raise ValueError(f"not an Ollama duration: {value!r}")
         return value.strip() if isinstance(value, str) else value
+
+
+class EmbeddedSettings(Section):
+    """``[embedded]``: the llama.cpp ``llama-server`` the daemon runs itself (``[ollama] provider =
+    'embedded'``, or ``'auto'`` with no Ollama serving the model). ``[ollama] temperature``, timeout_s,
+    num_predict and retry_empty apply to it too."""
+
+    model: str = setting(
+        "qwen2.5-coder-0.5b",
+        "the model: a name scripts/setup-llm caches ('qwen2.5-coder-0.5b', or 'qwen2.5-coder-1.5b' after "
+        "scripts/setup-llm --with-1.5b), or the path of a GGUF file (a qwen3 GGUF of your own works)",
+        min_length=1,
+    )
+    server: str = setting(
+        "",
+        "the llama-server binary; '' = the one scripts/setup-llm builds into the cache "
+        "($HOMEASSIST_LLM_CACHE, else ~/.cache/homeassist/llm)",
+        allowed="the path of a llama-server binary, or '' for the cached one",
+    )
+    threads: int = setting(
+        0,
+        "CPU threads the server computes with (it runs at a lower priority than the voice loop); "
+        "0 = one per core",
+        ge=0,
+        le=256,
+    )
+    context: int = setting(
+        2048,
+        "tokens of context each kind of request gets (one slot per kind, so each keeps its prompt "
+        "processed); the device prompt with its tools is about 1,000",
+        ge=512,
+        le=131072,
+    )
 
 
 class AnthropicSettings(Section):
@@ -420,6 +455,7 @@ class Settings(Section):
     paths: PathsSettings = Field(default_factory=PathsSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     ollama: OllamaSettings = Field(default_factory=OllamaSettings)
+    embedded: EmbeddedSettings = Field(default_factory=EmbeddedSettings)
     anthropic: AnthropicSettings = Field(default_factory=AnthropicSettings)
     openai: OpenAISettings = Field(default_factory=OpenAISettings)
     tools: ToolsSettings = Field(default_factory=ToolsSettings)

@@ -91,7 +91,7 @@ STOP_TIMEOUTS_S = {
     "voice": 5.0,
     "requests": 2.0,
     "api": 3.0,
-    "model": 2.0,
+    "model": 8.0,  # the embedded llama-server stops with it (terminated, killed after 5 s)
     "zwave": 2.0,
     "browser": 15.0,
     "model client": 3.0,

@@ -16,6 +16,7 @@ from langchain_core.tools import BaseTool
 from homeassist.daemon.supervisor import Component
 from homeassist.errors import HomeassistError
 from homeassist.llm.base import ModelClient
+from homeassist.llm.embedded import EmbeddedClient, EmbeddedServer
 from homeassist.llm.unavailable import UnavailableModelClient
 from homeassist.messages import IntentKind
 from homeassist.zwave.service import ZWaveService
@@ -70,7 +71,35 @@ async def watch_model(
 ) -> None:
     """Warm the model up (loaded, then each of ``tiers``' prompt prefixes processed), then ask its
     server every ``MODEL_PROBE_S`` whether it is there (a request's outcome says more: see
-    ``health.learn_from``). A hosted API (Anthropic) is not probed."""
+    ``health.learn_from``). A hosted API (Anthropic) is not probed.
+
+    The embedded server is this component's to run: started first (a failure, such as a missing model
+    file, leaves the component degraded with the fix and is retried with the supervisor's backoff),
+    watched every ``MONITOR_S`` (an exit is a failure: the supervisor starts it again), and stopped
+    when the component stops."""
+    server = model.server if isinstance(model, EmbeddedClient) else None
+    if isinstance(model, EmbeddedClient) and server is not None:
+        server.supervised = True
+        try:
+            await model.serve()
+        except BaseException:
+            await server.stop()
+            raise
+    try:
+        await _watch(model, component, tiers, server)
+    finally:
+        if server is not None:
+            await server.stop()
+
+
+async def _watch(
+    model: ModelClient,
+    component: Component,
+    tiers: Mapping[IntentKind, Sequence[BaseTool]] | None,
+    server: EmbeddedServer | None,
+) -> None:
+    why = getattr(model, "chosen_because", "")
+    ready = model.description if not why or why in model.description else f"{model.description} ({why})"
     if isinstance(model, UnavailableModelClient):
         component.set("degraded", model.description)
     if isinstance(model, LocalServerClient) and await model.warm_up() and tiers:
@@ -83,11 +112,13 @@ async def watch_model(
                 component.set("degraded", str(err))
             else:
                 if component.state != "ready":
-                    component.set("ready", model.description)
+                    component.set("ready", ready)
         elif not isinstance(model, UnavailableModelClient):
-            component.set("ready", model.description)
+            component.set("ready", ready)
         for _ in range(int(MODEL_PROBE_S / MONITOR_S)):
             component.beat()
+            if server is not None and server.exit_status() is not None:
+                raise server.exited_error()
             await asyncio.sleep(MONITOR_S)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 from homeassist.assistant import Assistant
@@ -14,6 +14,7 @@ from homeassist.config.loader import state_dir
 from homeassist.config.settings import Settings
 from homeassist.intent.classifier import IntentClassifier
 from homeassist.llm.base import ModelClient
+from homeassist.llm.embedded import EmbeddedClient, EmbeddedServer, choose_provider
 from homeassist.llm.ollama import OllamaClient
 from homeassist.llm.unavailable import UnavailableModelClient
 from homeassist.scheduler.service import Scheduler
@@ -58,17 +59,36 @@ class Runtime:
                 _LOGGER.warning("Stopping %s took over %g s; left as it is", name, CLOSE_S[name])
 
 
-def build_model_client(settings: Settings, executor: ToolExecutor) -> ModelClient:
-    """The client ``[ollama] provider`` names; a provider whose extra is missing gets the
-    UnavailableModelClient, which says so (and the log says what to install)."""
-    if settings.ollama.provider == "ollama":
-        return OllamaClient(
+def build_model_client(
+    settings: Settings, executor: ToolExecutor, env: Mapping[str, str] | None = None
+) -> ModelClient:
+    """The client ``[ollama] provider`` names (``auto``: ``embedded.choose_provider``, logged with its
+    reason); a provider whose extra is missing gets the UnavailableModelClient, which says so (and the
+    log says what to install). ``env``: where the embedded server's cache is looked up."""
+    provider, why = settings.ollama.provider, ""
+    if provider == "auto":
+        provider, why = choose_provider(settings.ollama, settings.embedded, env)
+        _LOGGER.info("Model provider (auto): %s, since %s", provider, why)
+    if provider == "ollama":
+        client = OllamaClient(
             settings.ollama,
             executor,
             max_tool_rounds=settings.assistant.max_tool_rounds,
             models=settings.models,
         )
-    if settings.ollama.provider == "openai":
+        client.chosen_because = why
+        return client
+    if provider == "embedded":
+        server = EmbeddedServer(settings.embedded, state_dir(settings), env=env)
+        return EmbeddedClient(
+            server,
+            executor,
+            ollama=settings.ollama,
+            max_tool_rounds=settings.assistant.max_tool_rounds,
+            models=settings.models,
+            chosen_because=why,
+        )
+    if provider == "openai":
         return _openai_client(settings, executor)
     try:
         from homeassist.llm.anthropic import AnthropicClient  # the optional "anthropic" extra

@@ -37,6 +37,7 @@ import json
 import logging
 import time
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,6 +97,10 @@ def room_line() -> str:
     return ROOM_LINE.format(room=room) if room else ""
 
 
+#: The kind of request being answered, or of the prompt being warmed (``ChatClient._pinned``); a
+#: request answered from web search results counts as "web" (its prompt is the context one).
+answering_kind: ContextVar[IntentKind | None] = ContextVar("answering_kind", default=None)
+
 #: For a request answered from web search results (``context``) instead of ``KIND_HINTS``.
 CONTEXT_HINT = (
     "Answer the question from the web search results in the user's message and name the site you used. "
@@ -127,6 +132,8 @@ class ChatClient:
 
     chat: BaseChatModel
     profile: ModelProfile
+    #: Why ``[ollama] provider = "auto"`` chose this client ("" when the provider was named).
+    chosen_because: str = ""
 
     def __init__(
         self,
@@ -161,6 +168,11 @@ class ChatClient:
         """The chat model generating at most ``tokens`` (the warm-up asks for one)."""
         return self.chat
 
+    def _pinned(self, chat: BaseChatModel) -> BaseChatModel:
+        """``chat`` for the kind of request being answered or warmed (``answering_kind``): a server
+        with a slot for each kind (the embedded llama-server) keeps each kind's prompt in its own."""
+        return chat
+
     def system_prompt(self, kind: IntentKind, profile: ModelProfile, *, context: bool = False) -> str:
         """The system prompt of a request of ``kind``: the same for every request of a tier, so the
         server can reuse what it processed (with the tier's tools) for the last one."""
@@ -181,15 +193,18 @@ class ChatClient:
         for kind, tools in tiers.items():
             selected = profile.select_tools(tools)
             messages = [SystemMessage(self.system_prompt(kind, profile)), HumanMessage("Hello.")]
-            chat = self._limited(1)
-            model = self._bind(selected, chat) if selected else chat
-            start = time.perf_counter()
+            token = answering_kind.set(kind)
             try:
+                chat = self._pinned(self._limited(1))
+                model = self._bind(selected, chat) if selected else chat
+                start = time.perf_counter()
                 async with asyncio.timeout(self.timeout_s):
                     await model.ainvoke(messages)
             except Exception as err:  # a warm-up is an optimisation: say why, carry on without it
                 _LOGGER.warning("Warming the %s prompt of %s failed: %s", kind, self.model_name, err)
                 break
+            finally:
+                answering_kind.reset(token)
             took[kind] = round((time.perf_counter() - start) * 1000, 1)
         if took:
             _LOGGER.info(
@@ -224,9 +239,11 @@ class ChatClient:
     ) -> ModelAnswer:
         noted: list[str] = []
         token = transport.repairs.set(noted)
+        kind_token = answering_kind.set("web" if context else kind)
         try:
             return await self._answer(text, tools, kind, on_sentence, noted, context)
         finally:
+            answering_kind.reset(kind_token)
             transport.repairs.reset(token)
 
     async def _answer(
@@ -456,7 +473,8 @@ class ChatClient:
         self, messages: list[BaseMessage], tools: Sequence[BaseTool], on_sentence: SentenceSink | None
     ) -> _Turn:
         """One streamed model response. Raises ModelError subclasses for every server failure."""
-        model = self._bind(tools) if tools else self.chat
+        chat = self._pinned(self.chat)
+        model = self._bind(tools, chat) if tools else chat
         turn = _Turn()
         # Without tools the turn is the answer: speak each sentence as soon as it is complete.
         splitter = SentenceSplitter() if on_sentence is not None and not tools else None

@@ -81,6 +81,7 @@ class OpenAIClient(ChatClient):
             max_tool_rounds=max_tool_rounds,
         )
         self.settings = settings
+        self._temperature = ollama.temperature
         overrides = {name: o.model_dump(exclude_none=True) for name, o in (models or {}).items()}
         self.profile = profile_for(settings.model, overrides=overrides)
         self._detected = False
@@ -89,23 +90,28 @@ class OpenAIClient(ChatClient):
             trust_env=False,  # no proxy from the environment: it would get every prompt
             event_hooks={"request": [_strip_placeholder]},
         )
+        self.chat = self._make_chat()
+
+    def _make_chat(self) -> ChatOpenAI:
+        """The chat model for ``self.settings`` (made again when the server moves: the embedded one)."""
+        settings = self.settings
         # Through a dict: mypy sees ChatOpenAI's pydantic aliases, not the field names used here.
         params: dict[str, Any] = {
             "model": settings.model,
             "base_url": settings.base_url,
             "api_key": settings.api_key or NO_KEY,
-            "temperature": ollama.temperature,
+            "temperature": self._temperature,
             "max_tokens": settings.max_tokens,  # sent as max_completion_tokens
             "extra_body": {"max_tokens": settings.max_tokens},
-            "timeout": ollama.timeout_s,
-            "stream_chunk_timeout": ollama.timeout_s,
+            "timeout": self.timeout_s,
+            "stream_chunk_timeout": self.timeout_s,
             "max_retries": 0,  # a voice answer cannot wait for back-off; failures are reported at once
             "streaming": True,
             "stream_usage": True,
             "http_async_client": self._http,
             "http_socket_options": (),  # keep our client as it is (no transport of its own)
         }
-        self.chat = ChatOpenAI(**params)
+        return ChatOpenAI(**params)
 
     @property
     def description(self) -> str:

@@ -235,7 +235,7 @@ def test_openai_settings_errors_name_file_key_and_allowed_values(tmp_path: Path)
     assert "[ollama] num_predict: found 9000" in message
     message = error_of(write(tmp_path, '[ollama]\nprovider = "llamacpp"\n'))
     assert "[ollama] provider: found 'llamacpp'" in message
-    assert "one of 'ollama', 'anthropic', 'openai'" in message
+    assert "one of 'auto', 'ollama', 'embedded', 'anthropic', 'openai'" in message
 
 
 # --- the example configuration and the state directory --------------------------------------------
