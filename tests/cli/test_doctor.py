@@ -25,6 +25,7 @@ from homeassist.config.settings import Settings
 from homeassist.web import playwright
 from tests.conftest import REPO, free_port
 from tests.llm.openai_standin import OpenAIStandIn
+from tests.llm.real_model import CACHE_DIR, MODEL_0_5B, cached_model
 from tests.llm.standin import OllamaStandIn
 
 
@@ -37,6 +38,33 @@ def load(tmp_path: Path, **overrides: str) -> LoadedConfig:
 
 def by_name(checks: list[Check], name: str) -> Check:
     return next(c for c in checks if c.name == name)
+
+
+# --- the embedded server ----------------------------------------------------------------------------
+
+
+async def test_auto_without_ollama_checks_the_embedded_server_it_would_run(
+    tmp_path: Path, closed_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOMEASSIST_LLM_CACHE", str(CACHE_DIR))
+    cached_model(MODEL_0_5B)  # names scripts/setup-llm when the machine's cache is empty
+    checks = await run_checks(load(tmp_path, OLLAMA__BASE_URL=closed_url))
+    embedded = by_name(checks, "embedded model")
+    assert embedded.status == "ok" and embedded.required
+    assert f"model {MODEL_0_5B} (491 MB)" in embedded.detail
+    assert f"auto: no Ollama at {closed_url}" in embedded.detail
+    assert not [c for c in checks if c.name.startswith("ollama")]
+
+
+async def test_the_embedded_server_without_its_files_fails_with_scripts_setup_llm(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOMEASSIST_LLM_CACHE", str(tmp_path / "empty"))
+    checks = await run_checks(load(tmp_path, OLLAMA__PROVIDER="embedded"))
+    embedded = by_name(checks, "embedded model")
+    assert embedded.status == "fail" and "no llama-server at" in embedded.detail
+    assert embedded.fix.startswith("run scripts/setup-llm")
+    assert exit_code(checks) == 1
 
 
 # --- Ollama ------------------------------------------------------------------------------------------

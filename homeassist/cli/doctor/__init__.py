@@ -30,6 +30,7 @@ from homeassist.cli.checks import GREEN, RED, Check, exit_code, format_checks, p
 from homeassist.cli.doctor import services, system, voice, wyoming
 from homeassist.cli.doctor.bounds import CANCEL_TIMEOUT_S, TOTAL_TIMEOUT_S, in_thread
 from homeassist.config.loader import LoadedConfig, state_dir
+from homeassist.llm.embedded import choose_provider
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -73,10 +74,15 @@ async def run_checks(loaded: LoadedConfig, *, timeout_s: float = TOTAL_TIMEOUT_S
             return name, False, lambda: _now(Check(name, "skip", VOICE_OFF))
         return name, required, lambda: in_thread(function, *args)
 
-    if settings.ollama.provider == "anthropic":
+    provider, why = settings.ollama.provider, ""
+    if provider == "auto":  # the daemon's own choice, made the same way
+        provider, why = await in_thread(choose_provider, settings.ollama, settings.embedded)
+    if provider == "anthropic":
         model: _Spec = ("anthropic", True, lambda: _now(services.check_anthropic(loaded)))
-    elif settings.ollama.provider == "openai":
+    elif provider == "openai":
         model = ("openai", True, lambda: services.check_openai(settings))
+    elif provider == "embedded":
+        model = ("embedded model", True, lambda: services.check_embedded(settings, why))
     else:
         model = ("ollama", True, lambda: services.check_ollama(settings))
     specs: list[_Spec] = [

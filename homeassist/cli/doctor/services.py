@@ -9,6 +9,7 @@ import importlib.util
 import json
 import shutil
 import subprocess
+from pathlib import Path
 
 import aiohttp
 import httpx
@@ -18,7 +19,8 @@ from homeassist.cli.doctor.bounds import COMMAND_TIMEOUT_S, HTTP_TIMEOUT_S, ZWAV
 from homeassist.cli.doctor.system import SETUP, need
 from homeassist.config.loader import LoadedConfig
 from homeassist.config.settings import Settings
-from homeassist.errors import ModelError, ModelUnreachableError, ZWaveError
+from homeassist.errors import ModelError, ModelNotConfiguredError, ModelUnreachableError, ZWaveError
+from homeassist.llm.embedded import CACHED_MODELS, SETUP_HINT, model_file, server_file, threads_for
 from homeassist.llm.ollama import probe_ollama
 from homeassist.llm.openai_server import list_models, missing_model
 
@@ -106,6 +108,38 @@ async def check_openai(settings: Settings) -> list[Check]:
     if len(listed) == 1:
         return [server, Check("openai model", "warn", detail, fix)]
     return [server, need("openai model", detail, fix)]
+
+
+async def check_embedded(settings: Settings, chosen_because: str = "") -> Check:
+    """The embedded llama-server's files: the binary runs on this CPU (``--version``, bounded) and the
+    model is a GGUF file. ``chosen_because``: why ``auto`` chose it. Nothing is started."""
+    embedded = settings.embedded
+    try:
+        server, model = server_file(embedded), model_file(embedded)
+    except ModelNotConfiguredError as err:
+        fix = SETUP_HINT if embedded.model in CACHED_MODELS and not embedded.server else "see the message"
+        return need("embedded model", str(err), fix)
+    try:
+        ran = await in_thread(_version, server)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return need("embedded model", f"{server} does not run ({err})", f"{SETUP_HINT} again on this machine")
+    if ran.returncode != 0:
+        last = (ran.stderr or ran.stdout).strip().splitlines()[-1:] or [f"status {ran.returncode}"]
+        return need("embedded model", f"{server} --version failed: {last[0]}", f"{SETUP_HINT} again here")
+    size_mb = model.stat().st_size / 1e6
+    detail = (
+        f"llama-server {server}, model {model.name} ({size_mb:.0f} MB), {threads_for(embedded)} threads, "
+        f"{embedded.context} tokens a slot"
+    )
+    if chosen_because:
+        detail += f"; auto: {chosen_because}"
+    return Check("embedded model", "ok", detail, required=True)
+
+
+def _version(server: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(server), "--version"], capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S, check=False
+    )
 
 
 _OPENAI_START = (

@@ -33,6 +33,10 @@ as it completes), ``unicode`` (a Japanese word comes back intact; ``not provoked
 plain ASCII) and ``long context`` (a fact at the start of a prompt of about half ``num_ctx`` is
 recalled: else ``num_ctx`` is too small or the model loses it).
 
+With the embedded server (``[ollama] provider = 'embedded'``, or ``'auto'`` with no Ollama serving the
+model) a llama-server is started for the checks, in a temporary directory, and checked as an
+OpenAI-compatible server; one that does not start is a failed ``server reachable`` naming why.
+
 On an OpenAI-compatible server the checks before any request are ``openai_server``'s instead:
 ``server reachable`` (``GET /models``; the ``openai`` extra installed), ``model present`` (listed;
 ``warn`` when the server lists one other model only: llama-server answers under any name) and ``model
@@ -55,8 +59,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import tempfile
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from homeassist.cli.checks import Check, failed, format_checks
@@ -80,7 +86,9 @@ from homeassist.cli.validate.session import (
     Session,
 )
 from homeassist.config.loader import LoadedConfig
-from homeassist.config.settings import ModelOverride, OllamaSettings, OpenAISettings
+from homeassist.config.settings import ModelOverride, OllamaSettings, OpenAISettings, Settings
+from homeassist.errors import ModelError, ModelNotConfiguredError
+from homeassist.llm.embedded import EmbeddedServer, choose_provider
 
 __all__ = ["Report", "format_report", "run", "validate_model"]
 
@@ -114,17 +122,44 @@ FULL_SUITE: list[_Step] = [
 
 def run(args: argparse.Namespace, loaded: LoadedConfig) -> int:
     settings = loaded.settings
-    report = asyncio.run(
-        validate_model(
-            settings.ollama,
-            args.model,
-            full_suite=args.full_suite,
-            models=settings.models,
-            openai=settings.openai,
-        )
-    )
+    report = asyncio.run(_validate(settings, args.model, args.full_suite))
     print(json.dumps(report.to_dict(), indent=2) if args.json else format_report(report))
     return report.exit_code
+
+
+async def _validate(settings: Settings, model: str | None, full_suite: bool) -> Report:
+    """The provider the daemon would use (``auto`` chosen the same way); the embedded one started here,
+    in a temporary directory, for the checks (the daemon's own, if it runs, is left alone)."""
+    provider = settings.ollama.provider
+    if provider == "auto":
+        provider, _ = await asyncio.to_thread(choose_provider, settings.ollama, settings.embedded)
+    if provider != "embedded":
+        return await validate_model(
+            settings.ollama, model, full_suite=full_suite, models=settings.models, openai=settings.openai
+        )
+    embedded = settings.embedded.model_copy(update={"model": model}) if model else settings.embedded
+    with tempfile.TemporaryDirectory(prefix="homeassist-validate-") as tmp:
+        served = EmbeddedServer(embedded, Path(tmp))
+        try:
+            await served.start()
+        except ModelError as err:
+            setup = isinstance(err, ModelNotConfiguredError)
+            fix = "see the message" if setup else "see the server's log in the message"
+            detail = f"the embedded llama-server did not start: {err}"
+            row = Check(REACHABLE, "fail", detail, fix, required=True)
+            return Report(model=served.label, base_url="(embedded)", checks=(row,))
+        try:
+            target = OpenAISettings(
+                base_url=served.openai_url, model=served.label, max_tokens=settings.ollama.num_predict
+            )
+            return await validate_model(
+                settings.ollama.model_copy(update={"provider": "openai"}),
+                full_suite=full_suite,
+                models=settings.models,
+                openai=target,
+            )
+        finally:
+            await served.stop()
 
 
 @dataclass(frozen=True)
