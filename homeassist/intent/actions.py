@@ -24,6 +24,8 @@ _STATE_QUESTION = re.compile(
     r"^(is|are|was|were|what'?s|what is|what are|how|tell me if|check|which|any|did|has|have)\b"
     r"|\b(left|still) (on|off|open)\b|\b(?:status|report|overview|summary|rundown)\b"
     r"|\b(?:is|are) (?:it|they) (?:on|off|open|locked)$|^(?:list|show)\b"
+    # "what lights are on", "what doors are locked": a question, never "on" as a command.
+    r"|^(?:what|which) (?:\w+ ){1,3}(?:is|are|was|were)\b"
 )
 _NEGATED = re.compile(r"\b(don'?t|do not|never|not)\b")
 _PERCENT = re.compile(r"\b(\d{1,3})\s*(%|percent|per cent)")

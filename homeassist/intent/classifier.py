@@ -10,7 +10,10 @@ its own (a device, an area, "in here", "the house"), and saying no heat of a dev
 thermostat; "up" or "down" alone never opens or closes a cover referred to (the model asks).
 ``referred_to`` answers the same for the grounding of the model's calls. The request's room (an area
 of the home) narrows what a type noun alone or "here" names (``targets.placed``); without one, nothing
-changes.
+changes. A question about the home ("is anything on in the kitchen", "what can you control") reads
+``list_devices`` of the place its words name, never of the request's room unless "in here" is said
+(``home_questions``); a request to do what no tool does ("order me a pizza", "call mum") carries the
+short true answer that it cannot (``abilities``) and goes to no model.
 
 Timer requests (``timer`` kind) resolve to the timer tools: ``set_timer``, ``set_alarm``,
 ``set_reminder``, ``schedule_device_action``, ``cancel_timer`` and ``list_timers``. Durations are
@@ -25,11 +28,13 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from homeassist.intent.abilities import cannot_do
 from homeassist.intent.actions import device_command
 from homeassist.intent.answers import choose
 from homeassist.intent.clock_times import FoundAt, mentions_other_day, search_at
 from homeassist.intent.durations import FoundDuration, search_duration
 from homeassist.intent.home import HomeIndex, HomeSnapshot, index_of
+from homeassist.intent.home_questions import home_question
 from homeassist.intent.numbers import FRACTION_PARTS, words_to_digits
 from homeassist.intent.router import route
 from homeassist.intent.said import Said, Target
@@ -134,6 +139,10 @@ def _classify(norm: str, follow_up: FollowUp | None, index: HomeIndex, room: str
         # "stop", "cancel" alone: the voice loop's word for silence, never a timer or a device request.
         return Intent("general", 0.5)
     said = parse(norm, index)
+    asked = home_question(norm, said, index, room)
+    if asked is not None:
+        # "is anything on in the kitchen", "what can you control": read from the home's state.
+        return asked
     # Weather entities are places to ask about, not devices to control.
     named_device = any(d.type != "weather" for d in said.named)
     digits = words_to_digits(norm)
@@ -142,6 +151,11 @@ def _classify(norm: str, follow_up: FollowUp | None, index: HomeIndex, room: str
     reminder = _REMIND_ME.search(norm) is not None
     if reminder and routed.kind == "device":
         routed = replace(routed, kind="timer")
+    if routed.kind in ("general", "web") and not named_device and not reminder:
+        # "order me a pizza", "call mum": no tool does it, so say so rather than let a model say "Sure".
+        cannot = cannot_do(norm)
+        if cannot is not None:
+            return Intent("general", routed.confidence, question=cannot)
     later = routed.kind == "timer" or (routed.kind == "device" and _LATER.search(norm))
     when = _when(norm) if later else None
     if when is not None and not reminder and routed.scores["device"] > 0:

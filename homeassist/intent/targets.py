@@ -39,7 +39,13 @@ from homeassist.intent.descriptions import described_target, describes_only, mis
 from homeassist.intent.home import HomeIndex, IndexedDevice, normalize_name
 from homeassist.intent.numbers import words_to_digits
 from homeassist.intent.said import MAX_CHOICES, Ask, Said, Target
-from homeassist.intent.thermostats import heat_said, temperature_question, thermometer, thermostat_for
+from homeassist.intent.thermostats import (
+    heat_said,
+    no_thermometer,
+    temperature_question,
+    thermometer,
+    thermostat_for,
+)
 from homeassist.messages import Command, Intent
 from homeassist.vocabulary import (
     COMMAND_WORDS,
@@ -362,10 +368,7 @@ _LIGHT_SAID = re.compile(
 
 def device_intent(digits: str, said: Said, index: HomeIndex, confidence: float) -> Intent:
     if temperature_question(digits, said):
-        # The thermometer, never "the bedroom" (its lights) for "is it warm in the bedroom".
-        reader = thermometer(said, index)
-        command = Command("get_device_state", {"device": reader.device}) if reader else None
-        return Intent("device", confidence, command)
+        return _temperature_intent(said, index, confidence)
     found = resolve(said, index)
     # An area alone is its lights, but not for heat words: "make it warmer in the living room".
     lights_of_area = isinstance(found, Target) and found.group and found.device in index.areas
@@ -397,6 +400,26 @@ def device_intent(digits: str, said: Said, index: HomeIndex, confidence: float) 
         return Intent("device", confidence, choices[0])  # the only one that can do what was asked
     spoken = [_spoken(str(c.args["device"]), index) for c in choices]
     return Intent("device", confidence, question=f"Did you mean {join_or(spoken)}?", choices=choices)
+
+
+def _temperature_intent(said: Said, index: HomeIndex, confidence: float) -> Intent:
+    """How warm it is: the thermometer of the place said (never "the bedroom", its lights, for "is it
+    warm in the bedroom"); a room the home lacks, or one without a thermometer, is said (with the
+    home's readers to pick from); else the model's."""
+    if said.unknown and index.areas and (room := missing_room(said.spoken, index.words | _KNOWN_WORDS)):
+        return Intent("device", confidence, question=no_such_room(room, index.areas))
+    reader = thermometer(said, index)
+    if reader is not None:
+        return Intent("device", confidence, Command("get_device_state", {"device": reader.device}))
+    missing = no_thermometer(said, index)
+    if missing is None:
+        return Intent("device", confidence)
+    sentence, readers = missing
+    if not readers:
+        return Intent("device", confidence, question=sentence)
+    choices = tuple(Command("get_device_state", {"device": r.device}) for r in readers)
+    names = join_or([f"the {r.device}" for r in readers])
+    return Intent("device", confidence, question=f"{sentence} Should I read {names}?", choices=choices)
 
 
 def _spoken(device: str, index: HomeIndex) -> str:

@@ -27,6 +27,22 @@ def temperature_question(digits: str, said: Said) -> bool:
     )
 
 
+def asks_temperature(digits: str) -> bool:
+    """Whether the words ask how warm it is (``temperature_question`` without what they name)."""
+    return _TEMPERATURE_QUESTION.search(digits) is not None and not any(c.isdigit() for c in digits)
+
+
+def no_thermometer(said: Said, index: HomeIndex) -> tuple[str, tuple[Target, ...]] | None:
+    """For a temperature question about one place (the area named, or the request's room for "in
+    here") that has no thermostat or sensor: that there is none, and the home's readers to offer
+    (at most ``MAX_CHOICES``, else none); None where the place has one or no place is said."""
+    place = said.areas[0] if len(said.areas) == 1 else said.room if said.here and not said.areas else None
+    if place is None or any(d.area == place and d.type in _READERS for d in index.devices):
+        return None
+    readers = tuple(Target(d.name, frozenset({d.type})) for d in index.devices if d.type in _READERS)
+    return f"There's no thermometer in the {place}.", readers if len(readers) <= MAX_CHOICES else ()
+
+
 def thermometer(said: Said, index: HomeIndex) -> Target | None:
     """The one sensor in the area named (or the request's room, or the home), else the one thermostat
     there; None when there is none or more than one."""
@@ -98,8 +114,12 @@ def thermostat_for(said: Said, index: HomeIndex) -> Target | Ask | None:
     return None
 
 
+#: The device types that read a temperature, in the order a reader is picked.
+_READERS = ("sensor", "climate")
+
+
 def _reader(pool: list[IndexedDevice]) -> Target | None:
-    for kind in ("sensor", "climate"):
+    for kind in _READERS:
         found = [d for d in pool if d.type == kind]
         if len(found) == 1:
             return Target(found[0].name, frozenset({kind}))

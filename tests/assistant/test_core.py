@@ -328,6 +328,6 @@ async def test_how_warm_it_is_inside_is_read_from_the_homes_sensor(closed_url: s
             assert [(a.tool, a.args) for a in reply.actions] == [
                 ("get_device_state", {"device": "Living Room Sensor"})
             ], text
-            assert "air temperature" in reply.text, reply.text
+            assert reply.text.startswith("The Living Room Sensor reads "), reply.text
     finally:
         await runtime.aclose()
