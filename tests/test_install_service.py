@@ -3,6 +3,7 @@ verified by systemd-analyze, their exposure within 4.0."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
+from tests.llm.real_model import CACHE_DIR, MODEL_0_5B, cached_model
 
 SCRIPT = REPO / "scripts" / "install-service"
 UNITS = ("homeassist.service", "zwave-js-server.service")
@@ -47,8 +49,14 @@ def verify(unit: Path) -> str:
 def install(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     # Nothing beyond 127.0.0.1: the packages come from this checkout's environment, not the index.
     offline = ["--offline-from", str(REPO / ".venv")] if "--uninstall" not in args else []
+    # The machine's model cache (each test's HOME is private), copied in as on a real machine.
+    env = os.environ | {"HOMEASSIST_LLM_CACHE": str(CACHE_DIR)}
     result = subprocess.run(
-        [str(SCRIPT), "--root", str(root), *offline, *args], capture_output=True, text=True, timeout=900
+        [str(SCRIPT), "--root", str(root), *offline, *args],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     return result
@@ -74,6 +82,12 @@ def test_install_upgrade_uninstall_and_purge_on_a_scratch_root(tmp_path: Path) -
     assert (opt / "zwave-sim/node_modules/zwave-js").is_dir()
     assert (opt / "mcp-servers/node_modules/@playwright/mcp/cli.js").is_file()
     assert not (opt / "tests").exists() and not (opt / "build").exists()
+    # The embedded model server and its model, where the unit points the daemon, readable by all.
+    assert "HOMEASSIST_LLM_CACHE=/opt/homeassist/llm" in (REPO / "systemd/homeassist.service").read_text()
+    server, model = opt / "llm/bin/llama-server", opt / "llm/models" / MODEL_0_5B
+    assert os.access(server, os.X_OK) and server.stat().st_mode & 0o755 == 0o755
+    assert model.stat().st_size == cached_model(MODEL_0_5B).stat().st_size
+    assert model.stat().st_mode & 0o644 == 0o644
     # The user, in its groups; the configuration readable by it only; the units, enabled.
     passwd = (root / "etc/passwd").read_text()
     assert re.search(r"^homeassist:x:\d+:\d+:[^:]*:/var/lib/homeassist:/usr/sbin/nologin$", passwd, re.M)
