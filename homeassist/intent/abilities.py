@@ -49,8 +49,8 @@ _NOT_A_PERSON = (
 )
 #: Someone to call or write to: a name, a person's word ("my sister"), or a trade or an office.
 _SOMEONE = (
-    rf"(?:(?!{_NOT_A_PERSON})(?:my |our )?\w+|(?:the |my |our )(?:doctor|dentist|plumber|electrician|office|"
-    r"police|ambulance|vet|school|bank|landlord|landlady|builder|boss|teacher|neighbou?rs?)\b)"
+    rf"(?:(?!{_NOT_A_PERSON})(?:my |our )?\w+|(?:the |my |our |an? )(?:doctor|dentist|plumber|electrician|"
+    r"office|police|ambulance|vet|school|bank|landlord|landlady|builder|boss|teacher|neighbou?rs?)\b)"
 )
 _MUSIC = (
     r"music|songs?|tracks?|album|albums|playlists?|podcasts?|radio|audiobooks?|tunes|jazz|rock|pop|"
@@ -73,7 +73,7 @@ _CANNOT: tuple[tuple[re.Pattern[str], str], ...] = tuple(
             "book a taxi or a ride",
         ),
         (
-            rf"{_LEAD}(?:order|send for)(?: in)? {_SOME}(?:\w+ )?(?:{_FOOD})\b{_NOT_FOOD}"
+            rf"{_LEAD}(?:order|send for)(?: in)? {_SOME}(?:\w+ ){{0,3}}(?:{_FOOD})\b{_NOT_FOOD}"
             rf"|{_LEAD}get (?:me |us )(?:a |an |some )?(?:\w+ )?(?:{_TAKEAWAY})\b{_NOT_FOOD}"
             rf"|{_LEAD}(?:have|get) {_SOME}(?:\w+ )?(?:{_FOOD}) delivered\b"
             rf"|{_WISH}{_SOME}(?:\w+ )?(?:{_TAKEAWAY})\b{_NOT_FOOD}",
@@ -122,9 +122,19 @@ _CANNOT: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 )
 
 
+#: Said after "I can't make phone calls" when the call is for help.
+EMERGENCY = "If this is an emergency, call your local emergency number now."
+_EMERGENCY = re.compile(
+    r"\b(?:ambulance|police|fire brigade|fire department|emergency|911|999|112|nine one one|nine nine nine|"
+    r"one one two)\b"
+)
+
+
 def cannot_do(norm: str) -> str | None:
     """The answer to a request to do something no tool does ("I can't order food; ..."), or None."""
     for pattern, what in _CANNOT:
         if pattern.search(norm):
+            if what == "make phone calls" and _EMERGENCY.search(norm):
+                return f"I can't {what}. {EMERGENCY}"
             return f"I can't {what}; {CAN_DO}"
     return None

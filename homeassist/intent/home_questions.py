@@ -64,6 +64,7 @@ _QUANTITY: dict[str, Quantity] = {
     "something": "any",
     "any": "any",
     "everything": "all",
+    "every": "all",
     "all": "all",
 }
 _STATE = (
@@ -75,9 +76,10 @@ _ABOUT = r"(?P<about>(?: [\w']+){0,4}?)"
 _STATE_QUESTIONS = tuple(
     re.compile(pattern)
     for pattern in (
-        rf"^(?:is|are) (?:there )?(?P<quantity>anything|something|everything|any|all){_ABOUT} {_STATE}"
+        rf"^(?:is|are) (?:there )?(?P<quantity>anything|something|everything|every|any|all){_ABOUT} {_STATE}"
         r"(?P<rest>.*)$",
-        rf"^(?P<quantity>which|what)(?:'s| is| are)?{_ABOUT}(?: is| are)? {_STATE}(?P<rest>.*)$",
+        rf"^(?P<quantity>which|what)(?:'s| is| are)?{_ABOUT}(?: is| are| was| were| has been| have been)? "
+        rf"{_STATE}(?P<rest>.*)$",
         r"^(?:did|have) (?:i|we|you|someone|somebody|anyone|anybody) (?:leave|left) "
         rf"(?P<quantity>anything|something|any|everything){_ABOUT} {_STATE}(?P<rest>.*)$",
         rf"^(?P<quantity>anything|everything){_ABOUT} {_STATE}(?P<rest>.*)$",
@@ -90,9 +92,9 @@ _DEVICES_QUESTIONS = tuple(
         # "can you" and "could you" are gone from the normalised text: "what can you control" reads
         # "what control".
         r"^(?:what|which)(?: else)?(?: devices| appliances| things)? (?:(?:can|could|do) you |can i |do i )?"
-        r"(?:control|switch|operate|manage|turn on and off)\b",
+        r"(?:control|switch on and off|turn on and off|switch|operate|manage)\b",
         r"^(?:what|which) (?:devices|appliances) (?:(?:do|have) (?:you|i|we) (?:have|got)(?: got)?|"
-        r"(?:can|could) (?:i|we|you) (?:control|see)|"
+        r"(?:can|could|do) (?:i|we|you) (?:control|see|know about|know of)|"
         r"(?:are|is) (?:there|connected|set up|available|installed)|"
         r"(?:are|is)(?= (?:in|on|at) ))",
         r"^(?:list|name|tell me|show me|read out)(?: all)?(?: of)?(?: the| my| your| our)? "

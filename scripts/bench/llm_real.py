@@ -6,20 +6,23 @@ OpenAI-compatible provider, on the simulated Z-Wave home (zwave-js's mock contro
 off (nothing leaves the machine). Each request of ``--requests FILE`` (JSON lines
 ``{"text", "tool", "args"}``: ``tool`` a name, a list of acceptable names, or null when no tool should
 run; ``args`` only the arguments that must match, a device compared by what it resolves to; an
-optional ``room``, the area the request comes from) is asked once in each mode, in a fixed shuffled
-order (kinds interleaved):
+optional ``room``, the area the request comes from; optional ``says`` and ``not_says``, regular
+expressions the reply must and must not match, case ignored, e.g. ``"can't|cannot"`` and
+``"^\\s*sure"`` for a request no tool does) is asked once in each mode, in a fixed shuffled order
+(kinds interleaved). ``scripts/bench/llm_requests.jsonl`` is the default; issue 34's indirect wishes,
+home questions and requests no tool does are ``--requests scripts/bench/llm_indirect.jsonl``:
 
 * ``tiers``: what homeassist does, the request's tier of tools only;
 * ``all``: every tool bound for every request (what Home Assistant's Assist does with a local model).
 
 Per request: the calls run (tool, arguments, result), the devices acted on, the reply, whether the
-right tool ran with the right arguments (``ok``), the time to the first spoken word (not counting
-"One moment.") and to the first confirmed action, and the tier's prompt tokens (counted with the
-model's own template and tokenizer). Totals: right calls; actions on devices the request did not name
-(must be 0); actions in requests that asked for none (0); calls run twice (0); replies holding
-tool-call text, JSON or markdown (0); requests past their bound; p50/p95 of both times, cold (the first
-request of a tier after the server started, its prefix not yet processed) and warm. ``--json PATH``
-writes every request and the totals.
+right tool ran with the right arguments and the reply says what the row asks (``ok``), the time to the
+first spoken word (not counting "One moment.") and to the first confirmed action, and the tier's
+prompt tokens (counted with the model's own template and tokenizer). Totals: right calls; actions on
+devices the request did not name (must be 0); actions in requests that asked for none (0); calls run
+twice (0); replies holding tool-call text, JSON or markdown (0); requests past their bound; p50/p95 of
+both times, cold (the first request of a tier after the server started, its prefix not yet processed)
+and warm. ``--json PATH`` writes every request and the totals.
 
 Run: ``scripts/bench/llm --real [--model 0.5b|1.5b] [--requests FILE] [--modes tiers,all] [--json PATH]``.
 """
@@ -32,6 +35,7 @@ import json
 import logging
 import os
 import random
+import re
 import sys
 import tempfile
 import time
@@ -101,6 +105,11 @@ def load_requests(path: Path) -> list[dict[str, Any]]:
     for row in rows:
         if not isinstance(row.get("text"), str):
             raise SystemExit(f"{path}: every line needs a 'text': {row!r}")
+        for key in ("says", "not_says"):
+            try:
+                re.compile(str(row.get(key) or ""))
+            except re.error as err:
+                raise SystemExit(f"{path}: {key} of {row['text']!r} is no regular expression: {err}") from err
     return rows
 
 
@@ -121,6 +130,15 @@ def same_device(runtime: Runtime, said: object, wanted: object) -> bool:
     if not target:
         return str(said).strip().lower() == str(wanted).strip().lower()
     return resolved(runtime, said) == target
+
+
+def right_reply(want: dict[str, Any], reply: str) -> bool:
+    """Whether the reply matches the row's ``says`` and does not match its ``not_says`` (case ignored);
+    True for a row with neither."""
+    says, not_says = want.get("says"), want.get("not_says")
+    if says and not re.search(str(says), reply, re.IGNORECASE):
+        return False
+    return not (not_says and re.search(str(not_says), reply, re.IGNORECASE))
 
 
 def right_call(runtime: Runtime, want: dict[str, Any], calls: Sequence[ToolResult]) -> bool:
@@ -218,7 +236,7 @@ async def ask(
         calls=[{"tool": r.tool, "args": r.args, "result": r.content} for r in calls],
         devices=devices,
         reply=reply.text,
-        ok=right_call(runtime, want, [r for _, r in results]),
+        ok=right_call(runtime, want, [r for _, r in results]) and right_reply(want, reply.text),
         not_named=not_named,
         unasked=unasked,
         twice=len(keys) - len(set(keys)),

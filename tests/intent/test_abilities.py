@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from homeassist.intent.abilities import CAN_DO, cannot_do
+from homeassist.intent.abilities import CAN_DO, EMERGENCY, cannot_do
 from homeassist.intent.classifier import IntentClassifier, normalize_text
 from homeassist.intent.home import HomeSnapshot
 
@@ -26,6 +26,7 @@ classifier = IntentClassifier()
     ("text", "cannot"),
     [
         ("order me a pizza", "order food"),
+        ("order a large pepperoni pizza", "order food"),
         ("Could you order some Thai food?", "order food"),
         ("I want a pizza", "order food"),
         ("get us a takeaway", "order food"),
@@ -91,3 +92,8 @@ def test_a_device_of_the_home_a_reminder_or_a_calendar_entry_is_never_refused() 
     assert classifier.classify("play the radio", {"devices": []}).question.startswith("I can't play")
     assert classifier.classify("remind me to call mum", HOME).kind == "timer"
     assert classifier.classify("remind me to call mum", HOME).question == ""
+
+
+@pytest.mark.parametrize("text", ["call an ambulance", "call 911", "dial nine nine nine", "ring the police"])
+def test_a_call_for_help_is_told_to_call_the_emergency_number(text: str) -> None:
+    assert classifier.classify(text, HOME).question == f"I can't make phone calls. {EMERGENCY}"

@@ -6,11 +6,15 @@ room without a thermometer says so and offers the home's ones; a room the home l
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 
 from homeassist.intent.classifier import FollowUp, IntentClassifier, normalize_text
 from homeassist.intent.home_questions import WHICH_ROOM, StateQuestion, state_question
 from homeassist.messages import Command, Intent
+from tests.conftest import REPO
 from tests.intent.test_targets import HOME, ROOMS
 
 classifier = IntentClassifier()
@@ -37,6 +41,8 @@ def kitchen(area: str) -> Command:
         ("what's still on", None, EVERYTHING),
         ("what lights are on in the house", None, EVERYTHING),  # a question, never turn_on
         ("is anything open", None, EVERYTHING),
+        ("is every door locked", None, EVERYTHING),
+        ("which lights have been left on", None, EVERYTHING),
         # The request's room never narrows a question that names no place.
         ("which lights are on", "Bedroom", EVERYTHING),
         ("is anything on", "Kitchen", EVERYTHING),
@@ -47,6 +53,8 @@ def kitchen(area: str) -> Command:
         ("what can you control", None, EVERYTHING),
         ("what devices do you have", "Kitchen", EVERYTHING),
         ("how many devices do you have", None, EVERYTHING),
+        ("what can you switch on and off", None, EVERYTHING),
+        ("what devices do you know about", None, EVERYTHING),
         ("list all the devices in the kitchen", None, kitchen("Kitchen")),
         ("what devices are in the bedroom", None, kitchen("Bedroom")),
         ("what can you control in here", "Porch", kitchen("Porch")),
@@ -141,3 +149,30 @@ def test_a_temperature_in_a_room_the_home_lacks_is_said_never_another_rooms() ->
     intent = classifier.classify("what's the temperature in the office", HOME)
     assert intent.command is None
     assert intent.question == f"There is no office here. The rooms are {ROOMS}."
+
+
+# --- the bench's rows (scripts/bench/llm_indirect.jsonl) --------------------------------------------
+
+
+def test_the_benchs_home_questions_and_requests_no_tool_does_are_answered_without_the_model() -> None:
+    """The rows of ``scripts/bench/llm_indirect.jsonl`` that ask about the home or for what no tool does
+    are the local path's, on the simulated home: the reading tool the row expects, or the sentence."""
+    home = json.loads(
+        (REPO / "scripts" / "bench" / "own_commands" / "homes.json").read_text(encoding="utf-8")
+    )["sim"]
+    bench = (REPO / "scripts" / "bench" / "llm_indirect.jsonl").read_text(encoding="utf-8")
+    rows = [json.loads(line) for line in bench.splitlines() if line.strip()]
+    assert len(rows) >= 30
+    local = 0
+    for row in rows:
+        intent = classifier.classify(row["text"], home, None, row.get("room"))
+        if row["tool"] == "list_devices":
+            area = row["args"]["area"]
+            assert intent.command == Command("list_devices", {"area": area} if area else {}), row
+        elif row["tool"] is None:
+            assert intent.command is None and re.search(row["says"], intent.question, re.I), row
+            assert not re.search(row.get("not_says") or "$^", intent.question, re.I), row
+        else:
+            continue
+        local += 1
+    assert local >= 20
