@@ -170,6 +170,12 @@ LONG_QUESTION = r"^(?:what|which|who|where|when|why|how)\b(?:\W+\w+){9,}"
 LEVEL_CHANGE = (
     r"\b(?:brighter|dimmer|darker|lighter|warmer|cooler|hotter|colder|louder|quieter)\b"
     r"|\b(?:too|very|so) (?:dark|bright|hot|cold|warm|chilly|stuffy)\b"
+    # How it feels, said as a complaint ("I'm freezing", "it's getting chilly in the hallway"): about the
+    # heat or the lights, so the model answering gets the device tools.
+    r"|\b(?:i'?m|i am|it'?s|it is|getting|feeling|we'?re)(?: so| really| very| a bit| a little| quite|"
+    r" pretty)* (?:cold|freezing|chilly|hot|boiling|roasting|sweltering|stuffy|gloomy|pitch black)\b"
+    # "it's freezing in chicago" is the weather's; "in here", "in the hallway" are the home's.
+    r"(?! (?:in|at) (?!(?:here|the|my|our|this)\b)\w+)"
     r"|\b(?:increase|decrease|raise|lower|reduce|boost|adjust|change|set|make)\b.*"
     r"\b(?:brightness|light|lights|lighting|temp|temperature|heat|heating|level|colou?r|"
     r"fan|speed|volume)\b"

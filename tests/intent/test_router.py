@@ -260,3 +260,22 @@ def test_without_a_readable_model_the_cues_alone_route_and_say_so_once(
         assert classify("hello there how are you").kind == "general"
     errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
     assert errors == [f"Routing by the hand-written cues only: {DAMAGED}"]
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("I'm freezing", "device"),
+        ("it's getting chilly in the hallway", "device"),
+        ("it's boiling in here", "device"),
+        ("we're so cold", "device"),
+        ("it is freezing in chicago", "general"),
+        ("it's cold outside", "web"),
+    ],
+)
+def test_how_warm_it_feels_is_about_the_heat_unless_it_is_somewhere_else(text: str, kind: str) -> None:
+    # The model answering a complaint about the heat gets the device tools (issue 34); nothing is
+    # resolved locally from a feeling alone.
+    intent = classify(text, HOME)
+    assert intent.kind == kind
+    assert intent.command is None
