@@ -64,6 +64,9 @@ CONNECT_TIMEOUT_S = 5.0
 class OpenAIClient(ChatClient):
     """Answers requests with a model on an OpenAI-compatible server through LangChain's ChatOpenAI."""
 
+    #: Idle connections kept open for the next request (httpx's default).
+    keepalive_connections = 20
+
     def __init__(
         self,
         settings: OpenAISettings,
@@ -89,6 +92,7 @@ class OpenAIClient(ChatClient):
             timeout=httpx2.Timeout(ollama.timeout_s, connect=min(CONNECT_TIMEOUT_S, ollama.timeout_s)),
             trust_env=False,  # no proxy from the environment: it would get every prompt
             event_hooks={"request": [_strip_placeholder]},
+            limits=httpx2.Limits(max_keepalive_connections=self.keepalive_connections),
         )
         self.chat = self._make_chat()
 

@@ -96,6 +96,10 @@ async def test_the_server_serves_its_model_on_loopback_only_niced_and_stops(tmp_
         assert command[command.index(b"--parallel") + 1] == str(len(SLOTS)).encode()
         answered = await client.answer("Who wrote Hamlet? Answer in one sentence.", [], kind="general")
         assert "Shakespeare" in answered.text
+        # Request after request on one client: llama-server closes a kept-alive connection after a few,
+        # and a request sent on it would be lost.
+        for _ in range(7):
+            assert (await client.answer("Say the word yes.", [], kind="general")).text
     finally:
         await client.aclose()
     assert gone(pid) and not server.serving
