@@ -109,7 +109,9 @@ _PLACE = re.compile(
     r"(?: (?:right now|now|at the moment|currently|still|at all|anywhere|today|tonight))?$"
 )
 #: Places that are the whole home, and the request's room.
-_WHOLE_HOME = frozenset({"house", "home", "whole house", "flat", "apartment", "place", "inside"})
+_WHOLE_HOME = frozenset(
+    {"house", "home", "whole house", "entire house", "whole home", "flat", "apartment", "place", "inside"}
+)
 _HERE = frozenset({"here", "room"})
 #: Words of a question's subject besides type nouns and places ("all of the devices").
 _SUBJECT_WORDS = frozenset(
@@ -182,7 +184,8 @@ def home_question(norm: str, said: Said, index: HomeIndex, room: str | None) -> 
     place = state.place if state is not None else devices_question(norm)
     if place is None:
         return None
-    said_words = [*(state.about if state is not None else ()), *words(place)]
+    place_words = [] if place in _WHOLE_HOME | _HERE else words(place)
+    said_words = [*(state.about if state is not None else ()), *place_words]
     known = index.words | TYPE_NOUNS.keys() | HINT_WORDS | _SUBJECT_WORDS
     if not set(said_words) <= known | _WHOLE_HOME | _HERE | ROOM_WORDS:
         return None  # "what is going on in the world", "what day does easter fall on"
@@ -192,7 +195,7 @@ def home_question(norm: str, said: Said, index: HomeIndex, room: str | None) -> 
         return Intent("device", 0.9) if state is None else None
     if said.named or len(said.areas) > 1:
         return None
-    if not set(said_words) <= known | _WHOLE_HOME | _HERE:
+    if not set(said_words) <= known:
         missing = missing_room(["in", *said_words], known) if index.areas else None
         return Intent("device", 0.9, question=no_such_room(missing, index.areas)) if missing else None
     if place in _HERE:

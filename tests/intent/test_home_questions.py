@@ -40,6 +40,7 @@ def kitchen(area: str) -> Command:
         ("did I leave anything on", None, EVERYTHING),
         ("what's still on", None, EVERYTHING),
         ("what lights are on in the house", None, EVERYTHING),  # a question, never turn_on
+        ("which lights are on in the whole house", "Kitchen", EVERYTHING),
         ("is anything open", None, EVERYTHING),
         ("is every door locked", None, EVERYTHING),
         ("which lights have been left on", None, EVERYTHING),
