@@ -33,13 +33,14 @@ ever an empty answer.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
@@ -112,6 +113,8 @@ DIRECT_ANSWER = "Answer the question directly without calling any tools."
 #: correction is allowed (a model trained for tools takes it; the 0.5B invents another).
 INVENTED_ROUNDS = 2
 I_DONT_KNOW = "I don't know."
+#: A turn's end when the model wrote a call it had already written in it (``_turn`` stops it there).
+REPEATED = "repeated_call"
 #: Recorded with the recoveries when the model gave no answer at all (the user heard I_DONT_KNOW).
 NO_ANSWER = "no_answer"
 
@@ -167,6 +170,13 @@ class ChatClient:
     def _limited(self, tokens: int) -> BaseChatModel:
         """The chat model generating at most ``tokens`` (the warm-up asks for one)."""
         return self.chat
+
+    def _greedy(self, chat: BaseChatModel) -> BaseChatModel:
+        """``chat`` decoding greedily (temperature 0), for turns with tools: which call, with which
+        arguments, should not be left to chance."""
+        if "temperature" in type(chat).model_fields:
+            return chat.model_copy(update={"temperature": 0.0})
+        return chat
 
     def _pinned(self, chat: BaseChatModel) -> BaseChatModel:
         """``chat`` for the kind of request being answered or warmed (``answering_kind``): a server
@@ -296,6 +306,9 @@ class ChatClient:
                 direct = _results_text(last)
                 break
             timings[f"turn{rounds + 1}"] = turn.elapsed_ms
+            if turn.done_reason == REPEATED:
+                recoveries.append("stopped_repeating")
+                _LOGGER.info("Model %s wrote a call again; stopped it there", self.model_name)
             calls = turn.tool_calls
             if not calls:
                 calls, rest = text_tool_calls(turn.content, names or None)
@@ -474,18 +487,26 @@ class ChatClient:
     ) -> _Turn:
         """One streamed model response. Raises ModelError subclasses for every server failure."""
         chat = self._pinned(self.chat)
-        model = self._bind(tools, chat) if tools else chat
+        model = self._bind(tools, self._greedy(chat)) if tools else chat
+        names = [tool.name for tool in tools]
         turn = _Turn()
         # Without tools the turn is the answer: speak each sentence as soon as it is complete.
         splitter = SentenceSplitter() if on_sentence is not None and not tools else None
         full: AIMessageChunk | None = None
         start = time.perf_counter()
         try:
-            async with asyncio.timeout(self.timeout_s):
-                async for chunk in model.astream(messages):
+            # An async generator: closed at once when the loop breaks off, so the request ends too.
+            streamed = cast(AsyncGenerator[Any, None], model.astream(messages))
+            async with asyncio.timeout(self.timeout_s), contextlib.aclosing(streamed) as stream:
+                async for chunk in stream:
                     if not isinstance(chunk, AIMessageChunk):
                         continue
                     full = chunk if full is None else full + chunk
+                    if names and "}" in _text(chunk) and _repeats_a_call(_text(full), names):
+                        # A small model writes the same call again and again to its token limit: the
+                        # call is complete, the rest is waste (closing the stream stops the server).
+                        turn.done_reason = REPEATED
+                        break
                     metadata = chunk.response_metadata
                     reason = (
                         metadata.get("done_reason")
@@ -566,6 +587,13 @@ def _once(calls: list[ToolCall], recoveries: list[str]) -> list[ToolCall]:
     if len(kept) < len(calls):
         recoveries.append("repeated_call")
     return kept
+
+
+def _repeats_a_call(text: str, names: Sequence[str]) -> bool:
+    """Whether ``text`` holds the same complete tool call twice (written as text)."""
+    calls, _ = text_tool_calls(text, names)
+    keys = [_call_key(call) for call in calls]
+    return len(keys) != len(set(keys))
 
 
 def _call_key(call: ToolCall) -> str:

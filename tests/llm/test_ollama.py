@@ -77,7 +77,8 @@ async def test_request_body_has_the_settings_and_exactly_the_converted_tools(
     first = server.chats[0]
     assert first["model"] == "qwen3:0.6b"
     assert first["think"] is False and first["stream"] is True
-    assert first["options"] == {"num_ctx": 2048, "num_predict": 192, "temperature": 0.1}
+    # A turn with tools decodes greedily, whatever [ollama] temperature says (0.1 here).
+    assert first["options"] == {"num_ctx": 2048, "num_predict": 192, "temperature": 0.0}
     assert first["keep_alive"] == "10m"
     assert first["tools"] == to_ollama_tools(tools)
     assert first["messages"][0]["role"] == "system" and "can't do that yet" in first["messages"][0]["content"]
@@ -85,11 +86,11 @@ async def test_request_body_has_the_settings_and_exactly_the_converted_tools(
 
 
 async def test_a_general_request_binds_no_tools(server: OllamaStandIn, make_client: MakeClient) -> None:
-    client, _ = make_client()
+    client, _ = make_client(temperature="0.1")
     server.script(reply("Hamlet was written by Shakespeare."))
     answer = await client.answer("who wrote hamlet", [], kind="general")
     assert answer.text == "Hamlet was written by Shakespeare."
-    assert server.chats[0]["tools"] == []
+    assert server.chats[0]["tools"] == [] and server.chats[0]["options"]["temperature"] == 0.1
 
 
 async def test_two_rounds_list_then_act_with_one_tool_message_per_call(
@@ -326,6 +327,19 @@ async def test_tool_calls_written_as_text_are_run(
     assert answer.recoveries == ("text_tool_call",)
     # The confirmed result is the reply; the call's text is never spoken.
     assert sink.texts == ["Kitchen Light is now on."] and len(server.chats) == 1
+
+
+@pytest.mark.timeout(120)  # the stream below would go on for an hour if the client kept reading
+async def test_a_call_written_again_stops_the_turn_there(
+    server: OllamaStandIn, make_client: MakeClient, home: Home
+) -> None:
+    client, tools = make_client()
+    call = '{"name": "turn_on", "arguments": {"device": "Kitchen Light"}}'
+    server.script(stream(Chunk(call), Chunk("\n"), Chunk(call), Pause(3600), Chunk(call)))
+    answer = await client.answer("turn on the kitchen light", tools, kind="device")
+    assert home.switched == [("Kitchen Light", True)]  # once
+    assert answer.recoveries == ("stopped_repeating", "text_tool_call", "repeated_call")
+    assert answer.text == "Kitchen Light is now on."
 
 
 async def test_think_blocks_are_never_spoken(server: OllamaStandIn, make_client: MakeClient) -> None:
