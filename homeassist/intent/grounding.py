@@ -66,6 +66,8 @@ _CANCELS = re.compile(
     r"\b(?:cancel\w*|stop|delete|remove|clear|forget|end|abort|kill|drop|scrap|dismiss|silence|turn off|"
     r"switch off|shut off|get rid of|never ?mind|don'?t need|no longer need)\b"
 )
+#: Words of daylight: what a place's covers let in (or keep out), not its lights.
+_DAYLIGHT = re.compile(r"\b(?:daylight|day light|sunlight|sunshine|natural light|the sun|sun light)\b")
 #: At most this many devices are offered as answers to a question back.
 MAX_CHOICES = 3
 
@@ -205,6 +207,10 @@ def grounding_for(
     types = frozenset(TYPE_NOUNS[n] for n in said.nouns) | frozenset(
         kind for kind, hints in TYPE_HINTS.items() if hints & set(said.content)
     )
+    if _DAYLIGHT.search(text):
+        # Daylight comes in through the covers: "let some daylight into the bedroom" grounds the
+        # bedroom's blinds, never its lamp (a 0.5B set the lamp to 50 %: issue 34).
+        types |= {"cover"}
     devices = {d.name for d in said.named}
     # A word of one device's own name said ("the coffee thing"): that device, never a group.
     content = set(said.content)

@@ -152,3 +152,15 @@ def test_a_device_the_home_lacks_runs_on_the_grounded_one_the_tool_can_act_on() 
         "device": "Living Room Lamp",
         "percent": 50,
     }
+
+
+def test_daylight_in_a_room_grounds_its_covers_never_its_lights() -> None:
+    # The real 0.5B set the Bedroom Lamp to 50 % for a wish for daylight (issue 34).
+    for text in ("let some daylight into the bedroom", "the bedroom's too gloomy, let the sun in"):
+        assert check(text, "set_level", device="Bedroom Blinds", percent=100) is None, text
+        assert check(text, "turn_on", device="bedroom blinds") is None, text
+        for wrong in ("bedroom", "Bedroom Lamp"):
+            asked = check(text, "set_level", device=wrong, percent=50)
+            assert isinstance(asked, str) and "Bedroom Blinds" in asked, (text, asked)
+    # A light said beside the daylight is still grounded.
+    assert check("turn on the bedroom lamp and let the sun in", "turn_on", device="Bedroom Lamp") is None
