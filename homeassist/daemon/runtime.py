@@ -8,12 +8,15 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 
 from homeassist.assistant import Assistant
+from homeassist.assistant.home_note import home_note
 from homeassist.config.loader import state_dir
 from homeassist.config.settings import Settings
 from homeassist.intent.classifier import IntentClassifier
 from homeassist.llm.base import ModelClient
+from homeassist.llm.chat import ChatClient
 from homeassist.llm.embedded import EmbeddedClient, EmbeddedServer, choose_provider
 from homeassist.llm.ollama import OllamaClient
 from homeassist.llm.unavailable import UnavailableModelClient
@@ -137,6 +140,8 @@ def build_runtime(settings: Settings, scheduler: Scheduler | None = None) -> Run
         executor.register(tool)
     tools = ToolManager(executor)
     model = build_model_client(settings, executor)
+    if isinstance(model, ChatClient):
+        model.home_note = partial(home_note, zwave.control)
     state = state_dir(settings)
     web = build_web(settings, executor, state)
     assistant = Assistant(

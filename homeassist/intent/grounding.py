@@ -183,7 +183,35 @@ class Guard:
             return None
         if self._grounding is None:
             self._grounding = grounding_for(text, home, room=room, also=also)
-        return self._grounding.check(tool, args)
+        verdict = self._grounding.check(tool, args)
+        if verdict is None or isinstance(verdict, dict):
+            against = self._against_the_wish(tool, verdict or args)
+            if against is not None:
+                return against
+        return verdict
+
+    def _against_the_wish(self, tool: str, args: Mapping[str, Any]) -> str | None:
+        """The question back when a call on a light or a cover goes against the light the person
+        wished for: "it's too dark in the kitchen" never switches the Kitchen Light off, "the lamp is too
+        bright" never switches it on (a 0.5B did both: issue 34). None when the call agrees, or the
+        words wish for neither."""
+        wish = light_wish(self._request[0])
+        if wish is None or self._grounding is None:
+            return None
+        try:
+            targets = self._grounding.home.resolve(str(args.get("device") or ""))
+        except (DeviceNotFoundError, AmbiguousDeviceError):
+            return None
+        lit = [d for d in targets if d.type in ("light", "cover")]
+        if len(lit) != 1 or not _goes(tool, args, "darker" if wish == "brighter" else "brighter"):
+            return None
+        name = lit[0].name
+        right = "turn_on" if wish == "brighter" else "turn_off"
+        verb = {("turn_on", "light"): "on", ("turn_off", "light"): "off"}.get((right, lit[0].type))
+        verb = verb or ("open" if right == "turn_on" else "closed")
+        question = f"Do you want the {name} {verb}?"
+        self._grounding.asked.append((question, (Command(right, {"device": name}),)))
+        return question
 
     @property
     def asked(self) -> list[tuple[str, tuple[Command, ...]]]:
@@ -246,6 +274,42 @@ def grounding_for(
         types=types,
         noun=said.nouns[-1] if said.nouns else "",
     )
+
+
+#: Words wishing for less light ("too bright", "the glare"), then for more ("too dark", "so dim", "I can't
+#: see", "let the sun in"). Checked in that order: "too bright" says "bright" too.
+_DARKER = re.compile(
+    r"\b(?:(?:too|so|way too|far too|very) (?:bright|light)|glare|blinding|dazzl\w*|darker|dimmer|"
+    r"dim (?:the|it|them|down)|less light|hurts? my eyes)\b"
+)
+_BRIGHTER = re.compile(
+    r"\b(?:dark|darkness|gloomy|dim|pitch black|can'?t see|cannot see|barely see|brighter|bright|"
+    r"more light|some light|daylight|sun in|sunlight)\b"
+)
+
+
+def light_wish(text: str) -> str | None:
+    """ "darker" or "brighter" when the words wish for less or more light; None for neither, or both."""
+    darker = bool(_DARKER.search(text))
+    brighter = bool(_BRIGHTER.search(_DARKER.sub(" ", text)))
+    if darker == brighter:
+        return None
+    return "darker" if darker else "brighter"
+
+
+def _goes(tool: str, args: Mapping[str, Any], way: str) -> bool:
+    """Whether ``tool(**args)`` makes a light (or a cover's opening) go ``way``: darker or brighter."""
+    level, by = args.get("percent"), args.get("by")
+    if way == "darker":
+        return tool == "turn_off" or (tool == "set_level" and _number(level) == 0) or _number(by) < 0
+    return tool == "turn_on" or (tool == "change_level" and _number(by) > 0)
+
+
+def _number(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("nan")
 
 
 @lru_cache(maxsize=8)

@@ -37,7 +37,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -137,6 +137,9 @@ class ChatClient:
     profile: ModelProfile
     #: Why ``[ollama] provider = "auto"`` chose this client ("" when the provider was named).
     chosen_because: str = ""
+    #: What the model is told of the home after a device request's words (``assistant.home_note``):
+    #: the rooms named, their devices and states. None: nothing.
+    home_note: Callable[[str], str] | None = None
 
     def __init__(
         self,
@@ -274,8 +277,14 @@ class ChatClient:
         # reuses its processed prefix); what changes, the room, comes after them.
         system = self.system_prompt(kind, profile, context=bool(context))
         question = f"{context}\n\nQuestion: {text}" if context else text
-        if room := room_line():
-            question = f"{question}\n({room})"
+        notes = [room_line()]
+        if kind == "device" and not context and self.home_note is not None:
+            try:
+                notes.append(self.home_note(text))
+            except Exception:  # a help for the model, never a reason to fail the request
+                _LOGGER.exception("Describing the home to the model failed")
+        if note := " ".join(n for n in notes if n):
+            question = f"{question}\n({note})"
         messages: list[BaseMessage] = [SystemMessage(system), HumanMessage(question)]
         actions: list[ToolResult] = []
         timings: dict[str, float] = {}

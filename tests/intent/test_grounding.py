@@ -164,3 +164,78 @@ def test_daylight_in_a_room_grounds_its_covers_never_its_lights() -> None:
             assert isinstance(asked, str) and "Bedroom Blinds" in asked, (text, asked)
     # A light said beside the daylight is still grounded.
     assert check("turn on the bedroom lamp and let the sun in", "turn_on", device="Bedroom Lamp") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "tool", "args", "question", "right"),
+    [
+        # What the real 0.5B did with indirect wishes (issue 34): each is asked back the right way round.
+        (
+            "it's too dark in the kitchen",
+            "turn_off",
+            {"device": "Kitchen Light"},
+            "Do you want the Kitchen Light on?",
+            "turn_on",
+        ),
+        (
+            "I can't see a thing in the kitchen",
+            "turn_off",
+            {"device": "Kitchen Light"},
+            "Do you want the Kitchen Light on?",
+            "turn_on",
+        ),
+        (
+            "make the porch bright",
+            "turn_off",
+            {"device": "Porch Light"},
+            "Do you want the Porch Light on?",
+            "turn_on",
+        ),
+        (
+            "the bedroom lamp is way too bright",
+            "turn_on",
+            {"device": "Bedroom Lamp"},
+            "Do you want the Bedroom Lamp off?",
+            "turn_off",
+        ),
+        (
+            "the living room is far too bright",
+            "change_level",
+            {"device": "Living Room Lamp", "by": 20},
+            "Do you want the Living Room Lamp off?",
+            "turn_off",
+        ),
+        (
+            "the bedroom is so gloomy",
+            "turn_off",
+            {"device": "Bedroom Blinds"},
+            "Do you want the Bedroom Blinds open?",
+            "turn_on",
+        ),
+    ],
+)
+def test_a_call_against_the_light_wished_for_is_asked_back(
+    text: str, tool: str, args: dict[str, Any], question: str, right: str
+) -> None:
+    guard = Guard(normalize_text(text), HOME)
+    assert guard.check(tool, args) == question
+    assert guard.asked[-1] == (question, (Command(right, {"device": args["device"]}),))
+
+
+@pytest.mark.parametrize(
+    ("text", "tool", "args"),
+    [
+        ("it's too dark in the kitchen", "turn_on", {"device": "Kitchen Light"}),
+        ("the bedroom lamp is way too bright", "set_level", {"device": "Bedroom Lamp", "percent": 20}),
+        ("the bedroom lamp is way too bright", "turn_off", {"device": "Bedroom Lamp"}),
+        ("the living room is so dim", "change_level", {"device": "Living Room Lamp", "by": 20}),
+        ("dim the kitchen light", "change_level", {"device": "Kitchen Light", "by": -20}),
+        ("turn off the kitchen light", "turn_off", {"device": "Kitchen Light"}),  # no wish said: as asked
+        ("it's too dark in the kitchen", "turn_off", {"device": "Coffee Maker"}),  # not a light
+    ],
+)
+def test_a_call_that_agrees_with_the_wish_or_with_no_wish_runs(
+    text: str, tool: str, args: dict[str, Any]
+) -> None:
+    guard = Guard(normalize_text(text), HOME)
+    assert guard.check(tool, args) is None

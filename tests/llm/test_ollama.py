@@ -85,6 +85,19 @@ async def test_request_body_has_the_settings_and_exactly_the_converted_tools(
     assert first["messages"][1] == {"role": "user", "content": "turn on the kitchen light"}
 
 
+async def test_a_device_request_tells_the_model_of_the_room_after_the_words(
+    server: OllamaStandIn, make_client: MakeClient
+) -> None:
+    client, tools = make_client()
+    client.home_note = lambda text: "In the Kitchen: Kitchen Light (light) off." if "kitchen" in text else ""
+    server.script(reply("It is dark."), reply("Hamlet was written by Shakespeare."))
+    await client.answer("it's too dark in the kitchen", tools, kind="device")
+    await client.answer("who wrote hamlet about the kitchen", [], kind="general")
+    device, general = (chat["messages"][1]["content"] for chat in server.chats)
+    assert device == "it's too dark in the kitchen\n(In the Kitchen: Kitchen Light (light) off.)"
+    assert general == "who wrote hamlet about the kitchen"  # only device requests are told of the home
+
+
 async def test_a_general_request_binds_no_tools(server: OllamaStandIn, make_client: MakeClient) -> None:
     client, _ = make_client(temperature="0.1")
     server.script(reply("Hamlet was written by Shakespeare."))

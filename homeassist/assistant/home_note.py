@@ -1,0 +1,55 @@
+"""What the model is told of the home for a device request it answers: the devices of the room the words
+name (else of the room the request comes from), each with its type and its state, in one short line
+after the person's words (``ChatClient.home_note``), e.g.::
+
+    In the Kitchen, the Coffee Maker is off and the Kitchen Light is off.
+
+An indirect wish ("it's too dark in the kitchen", "the bedroom lamp is way too bright") names no
+device, or no action; with the room's devices and their state in front of it a small model picks the
+device and the direction instead of reading states, guessing a name, or switching on what is already
+on. It comes after the words, so the prompt's prefix (system prompt and tools) stays cached. Plain
+words, no types in brackets: the 0.5B copied "Kitchen Light (light) off" into its calls' arguments.
+
+Only names and states the home already has go in (never more than :data:`MAX_DEVICES` devices); a
+room the words do not name and the request does not come from gives no line, nor does a home that
+cannot be read (Z-Wave down).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from homeassist.errors import ZWaveError
+from homeassist.intent.home import index_of
+from homeassist.intent.targets import parse
+from homeassist.tools.executor import current_room
+from homeassist.vocabulary import join_or
+from homeassist.zwave.control import HomeControl
+
+_LOGGER = logging.getLogger(__name__)
+
+#: At most this many devices a room (a big open-plan room would cost more tokens than it helps).
+MAX_DEVICES = 8
+
+
+def home_note(control: HomeControl, text: str) -> str:
+    """The line for ``text``: the rooms it names (or the request's room, ``current_room``) with their
+    devices' states; "" when there is none."""
+    try:
+        home = control.home()
+    except ZWaveError:
+        return ""
+    said = parse(text.lower(), index_of(home.snapshot()))
+    areas = list(said.areas) or [d.area for d in said.named if d.area]
+    if not areas and (room := current_room()):
+        areas = [room]
+    lines = []
+    for area in dict.fromkeys(areas):
+        try:
+            devices = home.in_area(area)[:MAX_DEVICES]
+        except ZWaveError:
+            continue
+        if devices:
+            states = join_or([f"the {d.name} is {control.state_text(d)}" for d in devices], "and")
+            lines.append(f"In the {area}, {states}.")
+    return " ".join(lines)
