@@ -202,11 +202,23 @@ class Guard:
             targets = self._grounding.home.resolve(str(args.get("device") or ""))
         except (DeviceNotFoundError, AmbiguousDeviceError):
             return None
+        right = "turn_on" if wish == "brighter" else "turn_off"
         lit = [d for d in targets if d.type in ("light", "cover")]
+        if not lit and tool in _SWITCHING:
+            # A wish for light met by switching something else ("too dark in the kitchen" -> the Coffee
+            # Maker, as a 0.5B did): the place's lights are the answers.
+            grounded = self._grounding.devices
+            lights = [d for d in self._grounding.home.devices if d.name in grounded and d.type == "light"]
+            if not lights or len(lights) > MAX_CHOICES:
+                return None
+            verb = "on" if right == "turn_on" else "off"
+            choices = tuple(Command(right, {"device": d.name}) for d in lights)
+            question = f"Do you want {join_or([f'the {d.name}' for d in lights])} {verb}?"
+            self._grounding.asked.append((question, choices))
+            return question
         if len(lit) != 1 or not _goes(tool, args, "darker" if wish == "brighter" else "brighter"):
             return None
         name = lit[0].name
-        right = "turn_on" if wish == "brighter" else "turn_off"
         verb = {("turn_on", "light"): "on", ("turn_off", "light"): "off"}.get((right, lit[0].type))
         verb = verb or ("open" if right == "turn_on" else "closed")
         question = f"Do you want the {name} {verb}?"
@@ -286,6 +298,10 @@ _BRIGHTER = re.compile(
     r"\b(?:dark|darkness|gloomy|dim|pitch black|can'?t see|cannot see|barely see|brighter|bright|"
     r"more light|some light|daylight|sun in|sunlight)\b"
 )
+
+
+#: The calls that switch a device on or off, or change how much it is on.
+_SWITCHING = frozenset({"turn_on", "turn_off", "toggle", "set_level", "change_level"})
 
 
 def light_wish(text: str) -> str | None:

@@ -82,7 +82,13 @@ SYSTEM_PROMPT = (
     "happened; after a tool call, say what its result says."
 )
 KIND_HINTS: dict[str, str] = {
-    "device": "Use the device tools. If you are not sure of a device's name, call list_devices first.",
+    "device": (
+        "Use the device tools. If you are not sure of a device's name, call list_devices first. A wish is a "
+        "request to act: 'it is too dark in the kitchen' means turn_on the kitchen's light; 'the lamp is "
+        "too bright' means set_level lower or turn_off; 'I am cold' means change_temperature by 1; 'I'd "
+        "love a coffee' means turn_on the coffee maker. The room's devices and their state follow the "
+        "request: act on them, do not read them again."
+    ),
     "datetime": "Use the clock tool for the time or date.",
     "timer": "Use the timer tools.",
     "web": "Answer from what you know and say if it may be out of date.",

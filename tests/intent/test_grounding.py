@@ -231,7 +231,6 @@ def test_a_call_against_the_light_wished_for_is_asked_back(
         ("the living room is so dim", "change_level", {"device": "Living Room Lamp", "by": 20}),
         ("dim the kitchen light", "change_level", {"device": "Kitchen Light", "by": -20}),
         ("turn off the kitchen light", "turn_off", {"device": "Kitchen Light"}),  # no wish said: as asked
-        ("it's too dark in the kitchen", "turn_off", {"device": "Coffee Maker"}),  # not a light
     ],
 )
 def test_a_call_that_agrees_with_the_wish_or_with_no_wish_runs(
@@ -239,3 +238,9 @@ def test_a_call_that_agrees_with_the_wish_or_with_no_wish_runs(
 ) -> None:
     guard = Guard(normalize_text(text), HOME)
     assert guard.check(tool, args) is None
+
+
+def test_a_wish_for_light_met_by_switching_something_else_asks_about_the_lights() -> None:
+    guard = Guard(normalize_text("I can barely see anything in the kitchen"), HOME)
+    assert guard.check("turn_on", {"device": "Coffee Maker"}) == "Do you want the Kitchen Light on?"
+    assert guard.asked[-1][1] == (Command("turn_on", {"device": "Kitchen Light"}),)

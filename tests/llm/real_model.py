@@ -44,6 +44,7 @@ from typing import Any, Self
 
 import httpx
 
+from homeassist.llm.embedded import CACHED_MODELS, cache_dir
 from tests.conftest import free_port
 
 __all__ = [
@@ -59,9 +60,9 @@ __all__ = [
 ]
 
 #: Qwen2.5-Coder-0.5B-Instruct, Q4_K_M: always fetched by ``scripts/setup-llm``.
-MODEL_0_5B = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+MODEL_0_5B = CACHED_MODELS["qwen2.5-coder-0.5b"]
 #: Qwen2.5-Coder-1.5B-Instruct: only with ``scripts/setup-llm --with-1.5b`` (may be absent).
-MODEL_1_5B = "qwen2.5-coder-1.5b-instruct.gguf"
+MODEL_1_5B = CACHED_MODELS["qwen2.5-coder-1.5b"]
 
 #: A hang guard for loading the model and answering ``/health`` (a few seconds on a quiet machine).
 START_TIMEOUT_S = 120.0
@@ -79,15 +80,6 @@ SETUP_HINT = "run scripts/setup-llm (scripts/setup runs it)"
 #: tool call's or any JSON's braces, a quoted key, a tool name, markdown emphasis, code, a heading or a
 #: list marker.
 CALL_TEXT = re.compile(r"[{}]|\"\w+\"\s*:|\b[a-z]+_[a-z_]+\b|\*\*|`|^\s*(?:#|[-*] )", re.MULTILINE)
-
-
-def cache_dir(env: Mapping[str, str] | None = None) -> Path:
-    """Where ``scripts/setup-llm`` caches the server and the models, by the same rule it uses."""
-    env = os.environ if env is None else env
-    if env.get("HOMEASSIST_LLM_CACHE"):
-        return Path(env["HOMEASSIST_LLM_CACHE"])
-    xdg = env.get("XDG_CACHE_HOME") or str(Path(env.get("HOME") or Path.home()) / ".cache")
-    return Path(xdg) / "homeassist" / "llm"
 
 
 #: The cache as it was when this module was imported (before any test's private HOME).
