@@ -219,9 +219,11 @@ class Guard:
         if len(lit) != 1 or not _goes(tool, args, "darker" if wish == "brighter" else "brighter"):
             return None
         name = lit[0].name
-        verb = {("turn_on", "light"): "on", ("turn_off", "light"): "off"}.get((right, lit[0].type))
-        verb = verb or ("open" if right == "turn_on" else "closed")
-        question = f"Do you want the {name} {verb}?"
+        if lit[0].type == "light":
+            state = "on" if right == "turn_on" else "off"
+        else:
+            state = "open" if right == "turn_on" else "closed"
+        question = f"Do you want the {name} {state}?"
         self._grounding.asked.append((question, (Command(right, {"device": name}),)))
         return question
 

@@ -52,6 +52,8 @@ from homeassist.assistant.answering import ONE_MOMENT
 from homeassist.config.loader import load_settings
 from homeassist.daemon import Runtime, build_runtime
 from homeassist.errors import AmbiguousDeviceError, DeviceNotFoundError
+from homeassist.intent.classifier import normalize_text
+from homeassist.intent.grounding import light_wish
 from homeassist.llm.chat import ChatClient
 from homeassist.llm.tool_format import to_ollama_tools
 from homeassist.messages import ToolResult
@@ -321,6 +323,19 @@ async def bench_real(model: str, requests: list[dict[str, Any]], modes: Sequence
     return {"model": model, "bound_s": bound_s, "tokens": tokens, "requests": [asdict(o) for o in outcomes]}
 
 
+#: A reply that promises what no tool did ("Sure, I can order you a pizza").
+_SURE = re.compile(r"\s*(?:sure|of course|certainly)\b", re.IGNORECASE)
+
+
+def _against_the_wish(row: dict[str, Any]) -> bool:
+    """A light or cover switched the other way from the light the words wished for ("too dark" ->
+    turn_off), and run (its device acted on)."""
+    wish = light_wish(normalize_text(row["text"]))
+    wrong = {"brighter": "turn_off", "darker": "turn_on"}.get(wish or "")
+    # Run, not asked back: a call the guard held has the question as its result.
+    return any(c["tool"] == wrong and not str(c["result"]).rstrip().endswith("?") for c in row["calls"])
+
+
 def totals(result: dict[str, Any], mode: str) -> dict[str, Any]:
     rows = [r for r in result["requests"] if r["mode"] == mode]
     model_rows = [r for r in rows if r["path"] != "local"]
@@ -330,10 +345,17 @@ def totals(result: dict[str, Any], mode: str) -> dict[str, Any]:
     def times(rs: list[dict[str, Any]], key: str) -> dict[str, float]:
         return figures([r[key] for r in rs if r[key] is not None])
 
+    device_rows = [r for r in model_rows if r["kind"] == "device"]
     return {
         "requests": len(rows),
         "answered_locally": len(rows) - len(model_rows),
         "right": sum(r["ok"] for r in rows),
+        "device_model": f"{sum(r['ok'] for r in device_rows)}/{len(device_rows)}",
+        "wrong_way": sum(_against_the_wish(r) for r in rows),
+        # Chit-chat may begin "Sure!" ("tell me a joke"); a request for an action may not, unless it acted.
+        "false_sure": sum(
+            bool(_SURE.match(r["reply"])) and r["kind"] != "general" and not r["devices"] for r in rows
+        ),
         "not_named": sum(len(r["not_named"]) for r in rows),
         "unasked": sum(len(r["unasked"]) for r in rows),
         "twice": sum(r["twice"] for r in rows),
@@ -371,7 +393,10 @@ def print_report(result: dict[str, Any]) -> None:
             *(f"{s['requests']} ({s['answered_locally']})" for s in sums.values()),
         ],
         ["right tool and arguments", *(f"{s['right']}/{s['requests']}" for s in sums.values())],
+        ["device requests on the model path, right", *(s["device_model"] for s in sums.values())],
         ["actions on devices not named", *(str(s["not_named"]) for s in sums.values())],
+        ["actions against the light wished for", *(str(s["wrong_way"]) for s in sums.values())],
+        ["'Sure' with nothing done", *(str(s["false_sure"]) for s in sums.values())],
         ["actions in requests that asked for none", *(str(s["unasked"]) for s in sums.values())],
         ["calls run twice", *(str(s["twice"]) for s in sums.values())],
         ["replies with call text, JSON or markdown", *(str(s["call_text"]) for s in sums.values())],

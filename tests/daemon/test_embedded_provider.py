@@ -1,5 +1,6 @@
 """``homeassist run`` on its defaults with no Ollama, as a person runs it after ``scripts/setup``: the
-daemon starts the llama-server and model ``scripts/setup-llm`` cached, answers a question through it,
+daemon starts the llama-server and model ``scripts/setup-llm`` cached, answers a question and acts on an
+indirect wish through it,
 says in ``/health`` which model server it chose and why, stops it with itself, is warm again after a
 restart (the prompt slots restored), and leaves no server behind when it is SIGKILLed."""
 
@@ -59,6 +60,13 @@ def test_the_daemon_answers_from_its_own_model_and_stops_it(start_daemon: Callab
     assert "no Ollama at http://127.0.0.1:" in reason
     answered = daemon.ask("who wrote hamlet", timeout_s=300).json()
     assert answered["path"] == "model" and "Shakespeare" in answered["reply"], answered
+    # An indirect wish: no device or action named, so the local path leaves it to the model, which is
+    # told the kitchen's devices and their state, and acts (greedy decoding: the same every run).
+    dark = daemon.ask("it's too dark in the kitchen", timeout_s=300).json()
+    assert dark["path"] == "model", dark
+    acted = [(a["tool"], a["args"].get("device"), a["ok"]) for a in dark["actions"]]
+    assert acted == [("turn_on", "Kitchen Light", True)], dark
+    assert dark["reply"] == "Kitchen Light is now on."
     server = llama_server(daemon)
     assert daemon.stop() == 0
     wait_until(lambda: gone(server), 30, "the llama-server to stop with the daemon")
