@@ -188,7 +188,8 @@ class Assistant:
             reply_text = await self._answer(work, allow_actions=allow_actions, unavailable=unavailable)
         # A question's answers wait for the next request: the classifier's, or those of a call the
         # person's words did not ground.
-        choices = guard.asked[-1][1] if guard.asked else work.choices
+        asked = guard.asked[-1] if guard.asked and guard.asked[-1][0] in reply_text else None
+        choices = asked[1] if asked is not None else work.choices
         self._recent.record(source, work.actions, choices)
         timings["total"] = _ms(start)
         failure, error = work.failure, work.error

@@ -20,6 +20,8 @@ from __future__ import annotations
 import logging
 
 from homeassist.errors import ZWaveError
+from homeassist.intent.classifier import normalize_text
+from homeassist.intent.grounding import light_wish
 from homeassist.intent.home import index_of
 from homeassist.intent.targets import parse
 from homeassist.tools.executor import current_room
@@ -43,12 +45,15 @@ def home_note(control: HomeControl, text: str) -> str:
     areas = list(said.areas) or [d.area for d in said.named if d.area]
     if not areas and (room := current_room()):
         areas = [room]
+    # A wish for more or less light names its devices first: a small model takes the first it is told of.
+    first = ("light", "cover") if light_wish(normalize_text(text)) else ()
     lines = []
     for area in dict.fromkeys(areas):
         try:
-            devices = home.in_area(area)[:MAX_DEVICES]
+            found = home.in_area(area)
         except ZWaveError:
             continue
+        devices = sorted(found, key=lambda d: d.type not in first)[:MAX_DEVICES]
         if devices:
             states = join_or([f"the {d.name} is {control.state_text(d)}" for d in devices], "and")
             lines.append(f"In the {area}, {states}.")

@@ -41,6 +41,7 @@ from homeassist.intent.home import HomeIndex, HomeSnapshot, IndexedDevice, index
 from homeassist.intent.said import Ask, Target
 from homeassist.intent.targets import parse, placed, resolve
 from homeassist.messages import Command
+from homeassist.tools.executor import Correction
 from homeassist.vocabulary import GROUP_WORDS, TYPE_HINTS, TYPE_NOUNS, TYPE_WORD, join_or, plural, words
 from homeassist.zwave.home import Device, Home
 
@@ -213,7 +214,13 @@ class Guard:
                 return None
             verb = "on" if right == "turn_on" else "off"
             choices = tuple(Command(right, {"device": d.name}) for d in lights)
-            question = f"Do you want {join_or([f'the {d.name}' for d in lights])} {verb}?"
+            named = join_or([f"the {d.name}" for d in lights])
+            more = "more" if wish == "brighter" else "less"
+            question = Correction(
+                f"Do you want {named} {verb}?",
+                f"the person wants {more} light, which {args.get('device')} does not give. "
+                f"Call {right} for {named} instead.",
+            )
             self._grounding.asked.append((question, choices))
             return question
         if len(lit) != 1 or not _goes(tool, args, "darker" if wish == "brighter" else "brighter"):
@@ -223,7 +230,12 @@ class Guard:
             state = "on" if right == "turn_on" else "off"
         else:
             state = "open" if right == "turn_on" else "closed"
-        question = f"Do you want the {name} {state}?"
+        more, way = ("more", "darker") if wish == "brighter" else ("less", "brighter")
+        question = Correction(
+            f"Do you want the {name} {state}?",
+            f"the person wants {more} light, and {tool} makes the {name} {way}. "
+            f"Call {right} for the {name} instead.",
+        )
         self._grounding.asked.append((question, (Command(right, {"device": name}),)))
         return question
 

@@ -69,7 +69,14 @@ from homeassist.llm.recovery import (
     text_tool_calls,
 )
 from homeassist.messages import IntentKind, ToolCall, ToolResult
-from homeassist.tools.executor import ERROR_PREFIX, ToolExecutor, current_room, ensure_ids, validate_args
+from homeassist.tools.executor import (
+    ERROR_PREFIX,
+    Correction,
+    ToolExecutor,
+    current_room,
+    ensure_ids,
+    validate_args,
+)
 from homeassist.tools.manager import ACTING_TOOLS
 
 _LOGGER = logging.getLogger(__name__)
@@ -305,6 +312,8 @@ class ChatClient:
         last: list[ToolResult] = []
         #: Rounds in a row whose calls were all to tools that do not exist.
         invented = 0
+        #: Whether the model had its one chance to put right a call against the words' wish.
+        corrected = False
         turn = _Turn()
         while True:
             with_tools = tools if rounds < limit else []
@@ -318,7 +327,7 @@ class ChatClient:
                 # themselves): what the tool said is the answer.
                 _LOGGER.info("Model %s gave no answer after its tool calls (%s)", self.model_name, err)
                 recoveries.append("answer_from_results")
-                direct = _results_text(last)
+                direct = _said_back(last)
                 break
             timings[f"turn{rounds + 1}"] = turn.elapsed_ms
             if turn.done_reason == REPEATED:
@@ -346,7 +355,7 @@ class ChatClient:
                 # The same call after its result: the result is the answer (small models loop here).
                 recoveries.append("repeated_call")
                 _LOGGER.info("Model %s repeated a tool call; answering with its result", self.model_name)
-                direct = _results_text(again)
+                direct = _said_back(again)
                 break
             # What the model said beside its calls stays in the conversation (it is never spoken).
             said = strip_think(turn.content)
@@ -367,6 +376,12 @@ class ChatClient:
             done = [result for result in results if result is not None]
             last = done
             if question := next((r.question for r in done if r.question), ""):
+                if isinstance(question, Correction) and not corrected:
+                    # Against what the words wish for ("too dark" -> off): the model heard why in the
+                    # call's result, and gets one more round to put it right.
+                    corrected = True
+                    recoveries.append("corrected")
+                    continue
                 direct = question  # what it would act on was not named: ask, run nothing more
                 break
             if done and len(done) == len(calls) and all(r.ok and r.tool in ACTING_TOOLS for r in done):
@@ -613,6 +628,11 @@ def _repeats_a_call(text: str, names: Sequence[str]) -> bool:
 
 def _call_key(call: ToolCall) -> str:
     return f"{call.name} {json.dumps(call.args, sort_keys=True, default=str)}"
+
+
+def _said_back(results: Sequence[ToolResult]) -> str:
+    """The reply from results: a question one of them asks the person, else what they say."""
+    return next((r.question for r in results if r.question), "") or _results_text(results)
 
 
 def _results_text(results: Sequence[ToolResult]) -> str:

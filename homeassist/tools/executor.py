@@ -80,6 +80,19 @@ def current_room() -> str | None:
     return _ROOM.get()
 
 
+class Correction(str):
+    """A guard's question for the person that the model may first put right itself: the call went
+    against what the words wish for, and ``hint`` (its tool result) says how. The model gets one such
+    chance a request (``llm.chat``); after that the person hears the question."""
+
+    hint: str
+
+    def __new__(cls, question: str, hint: str) -> Correction:
+        made = super().__new__(cls, question)
+        made.hint = hint
+        return made
+
+
 #: Judges a call before it runs: None to run it, a question to ask the person instead, or the
 #: arguments to run it with instead (the device as the person named it).
 CallCheck = Callable[[str, Mapping[str, Any]], "str | dict[str, Any] | None"]
@@ -172,7 +185,7 @@ class ToolExecutor:
         if question is not None:
             _LOGGER.info("Tool %s for %s not run: what it acts on was not named by the person", name, caller)
             _LOGGER.debug("Tool %s(%s) refused; asking: %s", name, parsed, question)
-            content = f"{ERROR_PREFIX} {question}"
+            content = f"{ERROR_PREFIX} {question.hint if isinstance(question, Correction) else question}"
             return self._finish(name, shown_args, content, start, call_id, caller, question=question)
         _LOGGER.debug("Running tool %s(%s) for %s", name, shown_args, caller or "?")
         try:

@@ -29,7 +29,7 @@ from homeassist.llm.ollama import (
     probe_ollama,
 )
 from homeassist.llm.tool_format import to_ollama_tools
-from homeassist.tools.executor import ToolExecutor, guarded
+from homeassist.tools.executor import Correction, ToolExecutor, guarded
 from tests.conftest import free_port
 from tests.llm.conftest import Home, ollama_settings
 from tests.llm.standin import (
@@ -198,6 +198,42 @@ async def test_a_call_the_person_did_not_ground_asks_back_and_runs_nothing(
     assert home.switched == [] and asked == ["Porch Light"]
     assert answer.text == "Which light do you mean: the Kitchen Light?" and len(server.chats) == 1
     assert answer.actions[0].question == answer.text and not answer.actions[0].ok
+
+
+HINT = "the person wants less light, and turn_on makes the Porch Light brighter. Call set_level instead."
+
+
+def against_turning_on(tool: str, args: Mapping[str, Any]) -> str | None:
+    """The guard for "the porch is too bright": turning the light on goes against the wish."""
+    return Correction("Do you want the Porch Light off?", HINT) if tool == "turn_on" else None
+
+
+async def test_a_call_against_the_wish_is_put_right_by_the_model_once_told_why(
+    server: OllamaStandIn, make_client: MakeClient, home: Home
+) -> None:
+    client, tools = make_client()
+    server.script(
+        tool_calls(("turn_on", {"device": "Porch Light"})),
+        tool_calls(("set_level", {"device": "Porch Light", "percent": 10})),
+    )
+    with guarded(against_turning_on):
+        answer = await client.answer("the porch is too bright", tools, kind="device")
+    assert home.switched == [] and answer.text == "Porch Light is now at 10%."
+    assert "corrected" in answer.recoveries
+    told = server.chats[1]["messages"][-1]
+    assert told["role"] == "tool" and told["content"] == f"Error: {HINT}"  # the model hears why
+
+
+async def test_a_call_against_the_wish_made_again_asks_the_person(
+    server: OllamaStandIn, make_client: MakeClient, home: Home
+) -> None:
+    client, tools = make_client()
+    server.script(
+        tool_calls(("turn_on", {"device": "Porch Light"})), tool_calls(("turn_on", {"device": "Porch Light"}))
+    )
+    with guarded(against_turning_on):
+        answer = await client.answer("the porch is too bright", tools, kind="device")
+    assert home.switched == [] and answer.text == "Do you want the Porch Light off?"  # never the hint
 
 
 async def test_tool_rounds_are_bounded_then_the_model_must_answer(
