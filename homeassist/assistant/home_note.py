@@ -45,7 +45,10 @@ def home_note(control: HomeControl, text: str) -> str:
     areas = list(said.areas) or [d.area for d in said.named if d.area]
     if not areas and (room := current_room()):
         areas = [room]
-    # A wish for more or less light names its devices first: a small model takes the first it is told of.
+    # What the words name comes first, then, for a wish for more or less light, the lights: a small
+    # model takes the first device it is told of (the 0.5B turned off the Bedroom Blinds, listed before
+    # the lamp, for "turn off the bedroom lamp").
+    named = {d.name for d in said.named}
     first = ("light", "cover") if light_wish(normalize_text(text)) else ()
     lines = []
     for area in dict.fromkeys(areas):
@@ -53,7 +56,7 @@ def home_note(control: HomeControl, text: str) -> str:
             found = home.in_area(area)
         except ZWaveError:
             continue
-        devices = sorted(found, key=lambda d: d.type not in first)[:MAX_DEVICES]
+        devices = sorted(found, key=lambda d: (d.name not in named, d.type not in first))[:MAX_DEVICES]
         if devices:
             states = join_or([f"the {d.name} is {control.state_text(d)}" for d in devices], "and")
             lines.append(f"In the {area}, {states}.")

@@ -332,8 +332,8 @@ def _against_the_wish(row: dict[str, Any]) -> bool:
     turn_off), and run (its device acted on)."""
     wish = light_wish(normalize_text(row["text"]))
     wrong = {"brighter": "turn_off", "darker": "turn_on"}.get(wish or "")
-    # Run, not asked back: a call the guard held has the question as its result.
-    return any(c["tool"] == wrong and not str(c["result"]).rstrip().endswith("?") for c in row["calls"])
+    # Run, not held: a call the guard held has its question, or what the model was told, as an error.
+    return any(c["tool"] == wrong and not str(c["result"]).startswith("Error") for c in row["calls"])
 
 
 def totals(result: dict[str, Any], mode: str) -> dict[str, Any]:

@@ -38,8 +38,8 @@ async def test_the_room_the_words_name_with_its_devices_and_their_state(control:
 
 
 async def test_a_named_device_brings_its_room(control: HomeControl) -> None:
-    note = home_note(control, "the bedroom lamp is way too bright")
-    assert note.startswith("In the Bedroom, ") and "the Bedroom Lamp is " in note
+    note = home_note(control, "turn off the bedroom lamp")
+    assert note.startswith("In the Bedroom, the Bedroom Lamp is ")  # what is named comes first
     assert "the Bedroom Blinds is " in note
 
 
