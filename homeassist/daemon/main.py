@@ -459,7 +459,12 @@ class Daemon:
 
     async def _wyoming(self, component: Component) -> None:
         await serve_wyoming(
-            component, self.settings, self.queue, self.transcriber, on_request=self.metrics.wyoming_request
+            component,
+            self.settings,
+            self.queue,
+            self.transcriber,
+            on_request=self.metrics.wyoming_request,
+            provider=getattr(self.runtime.model, "provider", None),
         )
 
     async def _console(self, component: Component) -> None:

@@ -84,16 +84,18 @@ async def serve_wyoming(
     transcriber: Callable[[], Awaitable[SpeechTranscriber]],
     *,
     on_request: Callable[[str, str], None] | None = None,
+    provider: str | None = None,
 ) -> None:
     """Serve until cancelled (a supervised component's work); WyomingError when it cannot listen.
-    ``transcriber``: the daemon's, loaded; ``on_request``: told (program, outcome) of each request."""
+    ``transcriber``: the daemon's, loaded; ``on_request``: told (program, outcome) of each request;
+    ``provider``: the model server the daemon chose."""
 
     async def handle(text: str, /, *, allow_actions: bool) -> Reply:
         return await queue.ask(text, SOURCE, allow_actions=allow_actions)
 
     service = WyomingService(
         settings.wyoming,
-        Description.from_settings(settings),
+        Description.from_settings(settings, provider=provider),
         transcribe=speech_to_text(settings, transcriber),
         synthesize=text_to_speech(settings),
         handle=handle,

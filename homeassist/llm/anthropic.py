@@ -35,6 +35,8 @@ PROFILE = ModelProfile("anthropic", max_tools=32, parallel_calls=True, multi_tur
 
 
 class AnthropicClient(ChatClient):
+    provider = "anthropic"
+
     def __init__(
         self,
         settings: AnthropicSettings,

@@ -148,6 +148,8 @@ class ChatClient:
 
     chat: BaseChatModel
     profile: ModelProfile
+    #: The ``[ollama] provider`` this client is ("ollama", "embedded", "openai", "anthropic").
+    provider: str = ""
     #: Why ``[ollama] provider = "auto"`` chose this client ("" when the provider was named).
     chosen_because: str = ""
     #: What the model is told of the home after a device request's words (``assistant.home_note``):

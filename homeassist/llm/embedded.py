@@ -369,12 +369,12 @@ class EmbeddedServer:
             return
         if process.poll() is None:
             process.terminate()
-            if not await _exited(process, STOP_TIMEOUT_S):
+            if not await exited(process, STOP_TIMEOUT_S):
                 _LOGGER.warning(
                     "The embedded llama-server did not stop within %g s; killing it", STOP_TIMEOUT_S
                 )
                 process.kill()
-                await _exited(process, STOP_TIMEOUT_S)
+                await exited(process, STOP_TIMEOUT_S)
         _LOGGER.debug("The embedded llama-server (pid %d) stopped: %s", process.pid, process.returncode)
 
     def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
@@ -438,7 +438,8 @@ def _port_free(port: int) -> bool:
         return True
 
 
-async def _exited(process: subprocess.Popen[bytes], timeout_s: float) -> bool:
+async def exited(process: subprocess.Popen[bytes], timeout_s: float) -> bool:
+    """Whether ``process`` exits within ``timeout_s`` (polled: no event loop owns it)."""
     deadline = time.monotonic() + timeout_s
     while process.poll() is None:
         if time.monotonic() >= deadline:
@@ -458,6 +459,7 @@ class EmbeddedClient(OpenAIClient):
     #: requests, and the request that reuses it then fails unsent ("Server disconnected without sending
     #: a response", measured on every fourth or fifth). A loopback connect costs well under a millisecond.
     keepalive_connections = 0
+    provider = "embedded"
 
     def __init__(
         self,

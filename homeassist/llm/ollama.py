@@ -66,6 +66,8 @@ PROBE_TIMEOUT_S = 5.0
 class OllamaClient(ChatClient):
     """Answers requests with a local model on Ollama through LangChain's ChatOllama."""
 
+    provider = "ollama"
+
     def __init__(
         self,
         settings: OllamaSettings,

@@ -64,6 +64,7 @@ CONNECT_TIMEOUT_S = 5.0
 class OpenAIClient(ChatClient):
     """Answers requests with a model on an OpenAI-compatible server through LangChain's ChatOpenAI."""
 
+    provider = "openai"
     #: Idle connections kept open for the next request (httpx's default).
     keepalive_connections = 20
 

@@ -34,6 +34,10 @@ class UnavailableModelClient:
         self._openai = openai
 
     @property
+    def provider(self) -> str:
+        return "openai" if self._openai is not None else "ollama"
+
+    @property
     def model_name(self) -> str:
         return self._openai.model if self._openai is not None else self._settings.model
 

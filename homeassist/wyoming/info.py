@@ -36,6 +36,8 @@ ENGINES = {
 HOMEASSIST = Attribution(name="homeassist", url="")
 MODEL_SERVERS = {
     "ollama": Attribution(name="Ollama", url="https://ollama.com"),
+    # The daemon's own llama-server (homeassist/llm/embedded.py).
+    "embedded": Attribution(name="llama.cpp", url="https://github.com/ggml-org/llama.cpp"),
     "anthropic": Attribution(name="Anthropic", url="https://www.anthropic.com"),
     # Whatever serves the OpenAI-compatible API (llama-server, LM Studio, vLLM): named by its API.
     "openai": Attribution(
@@ -63,16 +65,22 @@ class Description:
     #: The text-to-speech engine (``[tts] engine``) and its voice.
     tts_engine: str
     tts_voice: str
-    #: The model server ("ollama", "anthropic", "openai") and the model that answers conversations.
+    #: The model server ("ollama", "embedded", "anthropic", "openai") and the model that answers.
     model_server: str
     model: str
     version: str = __version__
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> Description:
+    def from_settings(cls, settings: Settings, *, provider: str | None = None) -> Description:
+        """``provider``: the model server the daemon chose (``[ollama] provider = "auto"`` resolved);
+        without it the setting's, ``auto`` read as Ollama, the model this project is designed around."""
         tts = settings.tts
         voice = tts.voice if tts.engine == "espeak-ng" else (Path(tts.piper_model).stem or "piper")
-        server = settings.ollama.provider
+        from homeassist.llm.embedded import model_label
+
+        server = provider or settings.ollama.provider
+        if server == "auto":
+            server = "ollama"
         return cls(
             language=settings.assistant.language,
             stt_model=Path(settings.stt.model).name or settings.stt.model,
@@ -83,6 +91,7 @@ class Description:
                 "ollama": settings.ollama.model,
                 "anthropic": settings.anthropic.model,
                 "openai": settings.openai.model,
+                "embedded": model_label(settings.embedded),
             }[server],
         )
 

@@ -44,7 +44,7 @@ from typing import Any, Self
 
 import httpx
 
-from homeassist.llm.embedded import CACHED_MODELS, cache_dir
+from homeassist.llm.embedded import CACHED_MODELS, cache_dir, exited
 from tests.conftest import free_port
 
 __all__ = [
@@ -254,22 +254,13 @@ class LlamaServer:
         process, self._process = self._process, None
         if process is not None and process.poll() is None:
             process.terminate()
-            if not await self._wait_exit(process, STOP_TIMEOUT_S):
+            if not await exited(process, STOP_TIMEOUT_S):
                 process.kill()
-                await self._wait_exit(process, STOP_TIMEOUT_S)
+                await exited(process, STOP_TIMEOUT_S)
         if self._own_log_dir and not keep_log and self._log_dir is not None:
             shutil.rmtree(self._log_dir, ignore_errors=True)
             self._log_dir = None
             self._own_log_dir = False
-
-    @staticmethod
-    async def _wait_exit(process: subprocess.Popen[bytes], timeout_s: float) -> bool:
-        deadline = time.monotonic() + timeout_s
-        while process.poll() is None:
-            if time.monotonic() >= deadline:
-                return False
-            await asyncio.sleep(0.05)
-        return True
 
     @property
     def running(self) -> bool:

@@ -36,6 +36,9 @@ def test_the_description_follows_the_settings() -> None:
         "de_DE-thorsten-medium",
     )
     assert (other.model_server, other.model) == ("anthropic", "claude-haiku-4-5")
+    # The daemon says which server it chose for "auto": its own llama-server, named by its model.
+    chosen = Description.from_settings(load_settings(env={}).settings, provider="embedded")
+    assert (chosen.model_server, chosen.model) == ("embedded", "qwen2.5-coder-0.5b-instruct-q4_k_m")
 
 
 def test_an_openai_compatible_server_is_named_with_its_model() -> None:
