@@ -24,6 +24,7 @@ from homeassist.intent.classifier import normalize_text
 from homeassist.intent.grounding import light_wish
 from homeassist.intent.home import index_of
 from homeassist.intent.targets import parse
+from homeassist.intent.thermostats import heat_words
 from homeassist.tools.executor import current_room
 from homeassist.vocabulary import join_or
 from homeassist.zwave.control import HomeControl
@@ -49,8 +50,16 @@ def home_note(control: HomeControl, text: str) -> str:
     # model takes the first device it is told of (the 0.5B turned off the Bedroom Blinds, listed before
     # the lamp, for "turn off the bedroom lamp").
     named = {d.name for d in said.named}
-    first = ("light", "cover") if light_wish(normalize_text(text)) else ()
+    norm = normalize_text(text)
+    heat = heat_words(norm)
+    first = ("light", "cover") if light_wish(norm) else ("climate",) if heat else ()
     lines = []
+    if heat and not areas:
+        # "I'm freezing" from no room: the home's thermostats are what it can be about (a 0.5B told
+        # nothing turned on a light).
+        climate = [d for d in home.devices if d.type == "climate"][:MAX_DEVICES]
+        if climate:
+            lines.append(join_or([f"The {d.name} is {control.state_text(d)}" for d in climate], "and") + ".")
     for area in dict.fromkeys(areas):
         try:
             found = home.in_area(area)

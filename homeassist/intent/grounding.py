@@ -180,6 +180,8 @@ class Guard:
             question = "Do you want me to cancel it?"
             self._cancel_asked.append((question, (Command(tool, dict(args)),)))
             return question
+        if tool == "get_device_state" and home:
+            return self._read_instead_of_acting(args)
         if tool not in ACTS_ON_DEVICE or not home:
             return None
         if self._grounding is None:
@@ -190,6 +192,48 @@ class Guard:
             if against is not None:
                 return against
         return verdict
+
+    def _read_instead_of_acting(self, args: Mapping[str, Any]) -> str | None:
+        """A wish ("the living room is so dim", "I'm freezing") met by reading the device it is about:
+        its state was told after the words, so the model is told to act, once; a second read asks the
+        person (a 0.5B read the lamp at 10 % and stopped there). None for any other read."""
+        text, home, room, also = self._request
+        wish = light_wish(text)
+        warmer = _WARMER.search(text) is not None
+        cooler = _COOLER.search(text) is not None
+        if (wish is None and warmer == cooler) or not home or _ASKS.match(text):
+            return None
+        if self._grounding is None:
+            self._grounding = grounding_for(text, home, room=room, also=also)
+        try:
+            targets = self._grounding.home.resolve(str(args.get("device") or ""))
+        except (DeviceNotFoundError, AmbiguousDeviceError):
+            return None
+        if len(targets) != 1:
+            return None
+        device = targets[0]
+        if wish is not None and device.type in ("light", "cover"):
+            by = 30 if wish == "brighter" else -30
+            more = "more" if wish == "brighter" else "less"
+            command = Command("change_level", {"device": device.name, "by": by})
+            question = f"Do you want the {device.name} {'brighter' if by > 0 else 'dimmer'}?"
+            hint = (
+                f"the person wants {more} light, and the {device.name}'s state is given after the request. "
+                f"Act: call change_level, set_level, turn_on or turn_off for the {device.name}."
+            )
+        elif warmer != cooler and device.type == "climate":
+            by = 1 if warmer else -1
+            command = Command("change_temperature", {"device": device.name, "by": by})
+            question = f"Do you want the {device.name} {'warmer' if warmer else 'cooler'}?"
+            hint = (
+                f"the person is {'cold' if warmer else 'too warm'}, and the {device.name}'s state is given "
+                f"after the request. Act: call change_temperature with by {by} for the {device.name}."
+            )
+        else:
+            return None
+        correction = Correction(question, hint)
+        self._grounding.asked.append((correction, (command,)))
+        return correction
 
     def _against_the_wish(self, tool: str, args: Mapping[str, Any]) -> str | None:
         """The question back when a call on a light or a cover goes against the light the person
@@ -313,6 +357,16 @@ _BRIGHTER = re.compile(
     r"more light|some light|daylight|sun in|sunlight)\b"
 )
 
+
+#: How warm it feels, as a wish for warmer ("I'm freezing") or cooler ("it's boiling in here").
+_WARMER = re.compile(r"\b(?:cold|freezing|chilly|frozen|shivering)\b")
+_COOLER = re.compile(r"\b(?:hot|boiling|stuffy|sweltering|roasting|too warm)\b")
+
+#: A question, not a wish ("is it cold in the hallway", "how bright is the lamp"): reading is the answer.
+_ASKS = re.compile(
+    r"^(?:is|are|am|was|were|do|does|did|what|whats|which|how|hows|when|where|who|why|has|have|"
+    r"tell me|show me|check)\b"
+)
 
 #: The calls that switch a device on or off, or change how much it is on.
 _SWITCHING = frozenset({"turn_on", "turn_off", "toggle", "set_level", "change_level"})

@@ -244,3 +244,43 @@ def test_a_wish_for_light_met_by_switching_something_else_asks_about_the_lights(
     guard = Guard(normalize_text("I can barely see anything in the kitchen"), HOME)
     assert guard.check("turn_on", {"device": "Coffee Maker"}) == "Do you want the Kitchen Light on?"
     assert guard.asked[-1][1] == (Command("turn_on", {"device": "Kitchen Light"}),)
+
+
+@pytest.mark.parametrize(
+    ("text", "device", "question", "command"),
+    [
+        (
+            "I want to read but the living room is so dim",
+            "Living Room Lamp",
+            "Do you want the Living Room Lamp brighter?",
+            Command("change_level", {"device": "Living Room Lamp", "by": 30}),
+        ),
+        (
+            "I'm freezing",
+            "Hallway Thermostat",
+            "Do you want the Hallway Thermostat warmer?",
+            Command("change_temperature", {"device": "Hallway Thermostat", "by": 1}),
+        ),
+    ],
+)
+def test_a_wish_met_by_reading_its_device_tells_the_model_to_act(
+    text: str, device: str, question: str, command: Command
+) -> None:
+    guard = Guard(normalize_text(text), HOME)
+    asked = guard.check("get_device_state", {"device": device})
+    assert asked == question and "Act: call" in getattr(asked, "hint", "")
+    assert guard.asked[-1] == (question, (command,))
+
+
+def test_reading_without_a_wish_runs() -> None:
+    for text in (
+        "is the living room lamp on",
+        "how warm is the hallway",
+        "I'm freezing",
+        "is it cold in here",
+    ):
+        guard = Guard(normalize_text(text), HOME)
+        assert guard.check("get_device_state", {"device": "Kitchen Light"}) is None, text
+    # A question with a word of the wish in it is still a question: reading answers it.
+    asking = Guard(normalize_text("is it cold in the hallway"), HOME)
+    assert asking.check("get_device_state", {"device": "Hallway Thermostat"}) is None
