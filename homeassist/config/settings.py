@@ -8,6 +8,7 @@ configuration error can name them. Keys and sections follow the table in DESIGN.
 from __future__ import annotations
 
 import re
+from pathlib import PurePath
 from typing import Any, Literal
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -151,6 +152,13 @@ class OllamaSettings(Section):
         return value.strip() if isinstance(value, str) else value
 
 
+#: The models ``scripts/setup-llm`` caches, by the names ``[embedded] model`` takes.
+CACHED_MODELS = {
+    "qwen2.5-coder-0.5b": "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    "qwen2.5-coder-1.5b": "qwen2.5-coder-1.5b-instruct.gguf",
+}
+
+
 class EmbeddedSettings(Section):
     """``[embedded]``: the llama.cpp ``llama-server`` the daemon runs itself (``[ollama] provider =
     'embedded'``, or ``'auto'`` with no Ollama serving the model). ``[ollama] temperature``, timeout_s,
@@ -175,6 +183,13 @@ class EmbeddedSettings(Section):
         ge=0,
         le=256,
     )
+
+    @property
+    def label(self) -> str:
+        """The model's name for logs, statistics and its profile: the GGUF file's stem
+        (``qwen2.5-coder-0.5b-instruct-q4_k_m``), for a cached name or a path."""
+        return PurePath(CACHED_MODELS.get(self.model, self.model)).name.removesuffix(".gguf")
+
     context: int = setting(
         2048,
         "tokens of context each kind of request gets (one slot per kind, so each keeps its prompt "

@@ -52,7 +52,13 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 
 from homeassist.config.loader import ENV_LLM_CACHE
-from homeassist.config.settings import EmbeddedSettings, ModelOverride, OllamaSettings, OpenAISettings
+from homeassist.config.settings import (
+    CACHED_MODELS,
+    EmbeddedSettings,
+    ModelOverride,
+    OllamaSettings,
+    OpenAISettings,
+)
 from homeassist.errors import ModelError, ModelNotConfiguredError, ModelResponseError, ModelUnreachableError
 from homeassist.llm.base import ModelAnswer, SentenceSink
 from homeassist.llm.chat import answering_kind
@@ -65,11 +71,6 @@ _LOGGER = logging.getLogger(__name__)
 #: Where ``scripts/setup-llm`` caches the server and the models, when set; else the XDG cache.
 CACHE_ENV = ENV_LLM_CACHE
 SETUP_HINT = "run scripts/setup-llm (scripts/setup runs it)"
-#: The models ``scripts/setup-llm`` caches, by the names ``[embedded] model`` takes.
-CACHED_MODELS = {
-    "qwen2.5-coder-0.5b": "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-    "qwen2.5-coder-1.5b": "qwen2.5-coder-1.5b-instruct.gguf",
-}
 #: How to get each cached model when it is missing.
 FETCH_HINTS = {"qwen2.5-coder-1.5b": "run scripts/setup-llm --with-1.5b"}
 #: One slot per kind of request: its prompt prefix (system prompt and tools) stays processed there.
@@ -107,10 +108,8 @@ def cache_dir(env: Mapping[str, str] | None = None) -> Path:
 
 
 def model_label(settings: EmbeddedSettings) -> str:
-    """The model's name for logs, statistics and the profile: a cached name's file stem, or the GGUF
-    file's stem (``qwen2.5-coder-0.5b-instruct-q4_k_m``)."""
-    name = CACHED_MODELS.get(settings.model, settings.model)
-    return Path(name).name.removesuffix(".gguf")
+    """The model's name for logs, statistics and the profile (``EmbeddedSettings.label``)."""
+    return settings.label
 
 
 def server_file(settings: EmbeddedSettings, env: Mapping[str, str] | None = None) -> Path:

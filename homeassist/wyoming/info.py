@@ -76,8 +76,6 @@ class Description:
         without it the setting's, ``auto`` read as Ollama, the model this project is designed around."""
         tts = settings.tts
         voice = tts.voice if tts.engine == "espeak-ng" else (Path(tts.piper_model).stem or "piper")
-        from homeassist.llm.embedded import model_label
-
         server = provider or settings.ollama.provider
         if server == "auto":
             server = "ollama"
@@ -91,7 +89,7 @@ class Description:
                 "ollama": settings.ollama.model,
                 "anthropic": settings.anthropic.model,
                 "openai": settings.openai.model,
-                "embedded": model_label(settings.embedded),
+                "embedded": settings.embedded.label,
             }[server],
         )
 

@@ -44,7 +44,8 @@ from typing import Any, Self
 
 import httpx
 
-from homeassist.llm.embedded import CACHED_MODELS, cache_dir, exited
+from homeassist.config.settings import CACHED_MODELS
+from homeassist.llm.embedded import cache_dir, exited
 from tests.conftest import free_port
 
 __all__ = [
