@@ -10,6 +10,10 @@ device and the direction instead of reading states, guessing a name, or switchin
 on. It comes after the words, so the prompt's prefix (system prompt and tools) stays cached. Plain
 words, no types in brackets: the 0.5B copied "Kitchen Light (light) off" into its calls' arguments.
 
+The devices the words name come first, then, for a wish for more or less light, the lights (for one
+about heat, the thermostats): a small model takes the first device it is told of. Words about heat
+from no room name the home's thermostats instead ("The Hallway Thermostat is mode heat, ...").
+
 Only names and states the home already has go in (never more than :data:`MAX_DEVICES` devices); a
 room the words do not name and the request does not come from gives no line, nor does a home that
 cannot be read (Z-Wave down).
