@@ -201,7 +201,7 @@ class Guard:
         wish = light_wish(text)
         warmer = _WARMER.search(text) is not None
         cooler = _COOLER.search(text) is not None
-        if (wish is None and warmer == cooler) or not home or _ASKS.match(text):
+        if (wish is None and warmer == cooler) or not home or _ASKS.match(text) or _SAYS_HOW.search(text):
             return None
         if self._grounding is None:
             self._grounding = grounding_for(text, home, room=room, also=also)
@@ -241,7 +241,7 @@ class Guard:
         bright" never switches it on (a 0.5B did both: issue 34). None when the call agrees, or the
         words wish for neither."""
         wish = light_wish(self._request[0])
-        if wish is None or self._grounding is None:
+        if wish is None or self._grounding is None or _SAYS_HOW.search(self._request[0]):
             return None
         try:
             targets = self._grounding.home.resolve(str(args.get("device") or ""))
@@ -367,6 +367,10 @@ _ASKS = re.compile(
     r"^(?:is|are|am|was|were|do|does|did|what|whats|which|how|hows|when|where|who|why|has|have|"
     r"tell me|show me|check)\b"
 )
+
+#: The words say what to do ("turn off the lamp, it's bright enough in here"): that is done, whatever
+#: they say of the light.
+_SAYS_HOW = re.compile(r"\b(?:turn|switch|put|shut|open|close|lights? (?:on|off))\b")
 
 #: The calls that switch a device on or off, or change how much it is on.
 _SWITCHING = frozenset({"turn_on", "turn_off", "toggle", "set_level", "change_level"})

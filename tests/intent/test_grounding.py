@@ -231,6 +231,10 @@ def test_a_call_against_the_light_wished_for_is_asked_back(
         ("the living room is so dim", "change_level", {"device": "Living Room Lamp", "by": 20}),
         ("dim the kitchen light", "change_level", {"device": "Kitchen Light", "by": -20}),
         ("turn off the kitchen light", "turn_off", {"device": "Kitchen Light"}),  # no wish said: as asked
+        # The words say what to do, whatever they say of the light: it is done as said.
+        ("turn off the kitchen light, it's bright enough", "turn_off", {"device": "Kitchen Light"}),
+        ("switch the kitchen light on even though it's too bright", "turn_on", {"device": "Kitchen Light"}),
+        ("turn off the kitchen light, it's bright enough", "get_device_state", {"device": "Kitchen Light"}),
     ],
 )
 def test_a_call_that_agrees_with_the_wish_or_with_no_wish_runs(
