@@ -4,7 +4,8 @@ Pure and fast (no I/O, no model). The kind comes from weighted cues (``router``)
 what the words name and the command (or the question back) come from ``homeassist.intent.targets``: a
 local command acts only on exactly what was named, and anything ambiguous or unknown carries no
 command, so the model decides with the tier's tools. While a question waits (``FollowUp.choices``),
-an answer to it ("the porch light", "the first one", "yes") is read first. A request refers back to
+an answer to it ("the porch light", "the first one", "yes") is read first; one that is a whole command of
+its own ("shut the bedroom blinds halfway") is done as said, not as the choice. A request refers back to
 the last device ("turn it off") only by a word that refers ("it", "them", "that one"), naming nothing of
 its own (a device, an area, "in here", "the house"), and saying no heat of a device that is no
 thermostat; "up" or "down" alone never opens or closes a cover referred to (the model asks).
@@ -134,6 +135,10 @@ def _classify(norm: str, follow_up: FollowUp | None, index: HomeIndex, room: str
     if follow_up is not None and follow_up.choices:
         answer = choose(norm, follow_up.choices, index)
         if answer is not None:
+            if answer.command is not None and (own := _classify(norm, None, index, room)).command is not None:
+                # Words that are a whole request of their own ("shut the bedroom blinds halfway" after
+                # "Did you mean the Bedroom Blinds?") are done as said, never as the choice offered.
+                return own
             return answer
     if says_stop(norm):
         # "stop", "cancel" alone: the voice loop's word for silence, never a timer or a device request.

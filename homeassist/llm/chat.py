@@ -384,7 +384,11 @@ class ChatClient:
                     corrected = True
                     recoveries.append("corrected")
                     continue
-                direct = question  # what it would act on was not named: ask, run nothing more
+                # What it would act on was not named: ask, run nothing more; but where this request
+                # already acted, what was done is the answer (a question after "Bedroom Blinds is now
+                # open" would ask about what the person never asked for).
+                done_before = [a for a in actions if a.ok and a.tool in ACTING_TOOLS]
+                direct = _results_text(done_before) if done_before else question
                 break
             if done and len(done) == len(calls) and all(r.ok and r.tool in ACTING_TOOLS for r in done):
                 direct = _results_text(done)  # confirmed actions: no second model round

@@ -325,3 +325,11 @@ def test_outdoor_temperature_goes_to_the_web(text: str) -> None:
 def test_a_room_without_a_thermometer_is_the_models_question() -> None:
     intent = IntentClassifier().classify("is it warm in the bedroom", THERMO_HOME)
     assert (intent.kind, intent.command) == ("device", None)
+
+
+def test_an_answer_that_says_its_own_action_is_done_as_said() -> None:
+    # "Did you mean the Porch Light?" offered switching it off; the person says what to do instead.
+    asked = FollowUp(None, (Command("turn_off", {"device": "Porch Light"}),))
+    assert command("turn on the porch light", asked) == Command("turn_on", {"device": "Porch Light"})
+    assert command("the porch light", asked) == Command("turn_off", {"device": "Porch Light"})
+    assert command("yes", asked) == Command("turn_off", {"device": "Porch Light"})

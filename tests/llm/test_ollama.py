@@ -200,6 +200,25 @@ async def test_a_call_the_person_did_not_ground_asks_back_and_runs_nothing(
     assert answer.actions[0].question == answer.text and not answer.actions[0].ok
 
 
+async def test_a_call_refused_after_an_action_in_the_same_request_answers_with_what_was_done(
+    server: OllamaStandIn, make_client: MakeClient, home: Home
+) -> None:
+    # "let some daylight in": the blinds opened, then the model also reached for a lamp not named.
+    client, tools = make_client()
+    server.script(
+        tool_calls(("turn_on", {"device": "Porch Light"}), ("turn_on", {"device": "Kitchen Light"})),
+        reply("never asked for"),
+    )
+
+    def check(tool: str, args: Mapping[str, Any]) -> str | None:
+        return "Did you mean the Porch Light?" if args.get("device") == "Kitchen Light" else None
+
+    with guarded(check):
+        answer = await client.answer("more light on the porch", tools, kind="device")
+    assert home.switched == [("Porch Light", True)]
+    assert answer.text == "Porch Light is now on." and len(server.chats) == 1
+
+
 HINT = "the person wants less light, and turn_on makes the Porch Light brighter. Call set_level instead."
 
 
