@@ -15,13 +15,17 @@ What the words ground (:func:`grounding_for`):
   refers back to (the last device, a question's choices);
 - the devices of an area said ("make the porch bright"), or of the request's room where the words
   name no other place, narrowed to the types the words say ("the lamps in the bedroom");
-- with a plural or group word and no place ("all the lights"), every device of the types said.
+- with a plural or group word and no place ("all the lights"), every device of the types said;
+- with words of how warm it feels ("I'm freezing") and no place said, the home's one thermostat, when it
+  has exactly one and the room has none.
 
 A call is allowed (:meth:`Grounding.check`) when every device its ``device`` argument resolves to (as
 the device tools resolve it, ``zwave.home.Home``) is grounded, and, when that is more than one device,
 the person named a group (a plural, "all", an area alone, "here"). Otherwise nothing runs and the
 person is asked, with the grounded devices that fit the tool as the answers ("Which light do you
-mean? The Porch Light?"), which the next request may pick like any other question's choices.
+mean? The Porch Light?"), which the next request may pick like any other question's choices. Where
+exactly one grounded device fits, the model is first told which (a ``Correction``: one more round), and
+the choice goes the way the words wish for light ("let the sun in": the blinds opened, never closed).
 A device argument the home cannot resolve as written runs on the grounded device the tool can act on
 that shares the most words with it ("front porch light", "living room dimmer"). Cancelling a timer is
 held to the same rule: only when the words ask for one to go ("cancel", "stop", "never mind"), else
@@ -191,7 +195,37 @@ class Guard:
             against = self._against_the_wish(tool, verdict or args)
             if against is not None:
                 return against
+        elif not isinstance(verdict, Correction):
+            return self._named_instead(tool, args, verdict)
         return verdict
+
+    def _named_instead(self, tool: str, args: Mapping[str, Any], question: str) -> str:
+        """A call on a device the words did not name, where they name exactly one the tool fits: the
+        model is told which (once; ``Correction``), as it would do it in the way the words wish for
+        ("too much glare from the bedroom lamp" -> the Bedroom Blinds switched off: turn_off for the
+        Bedroom Lamp; "let the sun in" -> the lamp switched off: turn_on for the blinds). The answer's
+        choice goes the same way. Any other question stays as it is."""
+        assert self._grounding is not None
+        text = self._request[0]
+        _, choices = self._grounding.asked[-1]
+        if len(choices) != 1:
+            return question
+        choice = choices[0]
+        name = str(choice.args.get("device"))
+        device = next((d for d in self._grounding.home.devices if d.name == name), None)
+        wish = light_wish(text)
+        lit = device is not None and device.type in ("light", "cover")
+        against = wish is not None and _goes(tool, args, "darker" if wish == "brighter" else "brighter")
+        if device is not None and lit and against and not _SAYS_HOW.search(text):
+            choice = Command("turn_on" if wish == "brighter" else "turn_off", {"device": name})
+            question = f"Do you want the {name} {_state_after(choice.tool, device.type)}?"
+        hint = (
+            f"the person named the {name}, not {args.get('device')}. "
+            f"Call {choice.tool} for the {name} instead."
+        )
+        correction = Correction(question, hint)
+        self._grounding.asked[-1] = (correction, (choice,))
+        return correction
 
     def _read_instead_of_acting(self, args: Mapping[str, Any]) -> str | None:
         """A wish ("the living room is so dim", "I'm freezing") met by reading the device it is about:
@@ -219,7 +253,7 @@ class Guard:
             question = f"Do you want the {device.name} {'brighter' if by > 0 else 'dimmer'}?"
             hint = (
                 f"the person wants {more} light, and the {device.name}'s state is given after the request. "
-                f"Act: call change_level, set_level, turn_on or turn_off for the {device.name}."
+                f"Act: call change_level with by {by} for the {device.name}."
             )
         elif warmer != cooler and device.type == "climate":
             by = 1 if warmer else -1
@@ -270,10 +304,7 @@ class Guard:
         if len(lit) != 1 or not _goes(tool, args, "darker" if wish == "brighter" else "brighter"):
             return None
         name = lit[0].name
-        if lit[0].type == "light":
-            state = "on" if right == "turn_on" else "off"
-        else:
-            state = "open" if right == "turn_on" else "closed"
+        state = _state_after(right, lit[0].type)
         more, way = ("more", "darker") if wish == "brighter" else ("less", "brighter")
         question = Correction(
             f"Do you want the {name} {state}?",
@@ -309,6 +340,10 @@ def grounding_for(
         # Daylight comes in through the covers: "let some daylight into the bedroom" grounds the
         # bedroom's blinds, never its lamp (a 0.5B set the lamp to 50 %: issue 34).
         types |= {"cover"}
+    heat = bool(_WARMER.search(text) or _COOLER.search(text))
+    if heat:
+        # How warm it feels is the heating's: "I'm freezing in the hallway" grounds its thermostat.
+        types |= {"climate"}
     devices = {d.name for d in said.named}
     # A word of one device's own name said ("the coffee thing"): that device, never a group.
     content = set(said.content)
@@ -336,6 +371,12 @@ def grounding_for(
         pool = list(index.devices)  # "all the lights", "turn off everything": the whole home
     # A lock only when the words say one ("lock up", "the door"); never as part of a place.
     devices.update(d.name for d in pool if d.type in types or (not types and d.type != "lock"))
+    if heat and not said.named and not said.areas and not any(d.type == "climate" for d in pool):
+        # With no place said and none in the room, the home's one thermostat is "the heating" ("I'm
+        # freezing": a 0.5B was asked back "Which thermostat? There's the Hallway Thermostat."); of
+        # two or more, none.
+        thermostats = [d.name for d in index.devices if d.type == "climate"]
+        devices.update(thermostats if len(thermostats) == 1 else ())
     return Grounding(
         home=model,
         index=index,
@@ -383,6 +424,13 @@ def light_wish(text: str) -> str | None:
     if darker == brighter:
         return None
     return "darker" if darker else "brighter"
+
+
+def _state_after(tool: str, kind: str) -> str:
+    """What turn_on or turn_off leaves a light ("on", "off") or a cover ("open", "closed")."""
+    if kind == "cover":
+        return "open" if tool == "turn_on" else "closed"
+    return "on" if tool == "turn_on" else "off"
 
 
 def _goes(tool: str, args: Mapping[str, Any], way: str) -> bool:

@@ -47,7 +47,9 @@ async def test_a_group_the_person_did_not_name_switches_nothing_and_the_answer_r
             await runtime.assistant.handle("set the living room lamp to 10%")
             async with Observer(sim_url) as watcher:
                 before = [await watcher.read(node, cc, "currentValue") for node, cc in lights]
-            ollama.script(tool_calls(("set_level", {"device": "all the lights", "percent": 100})))
+            # Told which device the words name, the model makes the same call again: the person is asked.
+            wrong = tool_calls(("set_level", {"device": "all the lights", "percent": 100}))
+            ollama.script(wrong, wrong)
             asked = await runtime.assistant.handle("make the living room bright")
             assert (asked.path, asked.text) == ("model", "Did you mean the Living Room Lamp?")
             assert [(a.tool, a.ok, a.question) for a in asked.actions] == [("set_level", False, asked.text)]

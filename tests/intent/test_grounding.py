@@ -288,3 +288,70 @@ def test_reading_without_a_wish_runs() -> None:
     # A question with a word of the wish in it is still a question: reading answers it.
     asking = Guard(normalize_text("is it cold in the hallway"), HOME)
     assert asking.check("get_device_state", {"device": "Hallway Thermostat"}) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "tool", "args", "question", "command"),
+    [
+        # The real 0.5B's calls (issue 34): the words name one device the tool fits, so the model is told
+        # which, and the answer's choice goes the way the words wish.
+        (
+            "too much glare from the bedroom lamp",
+            "turn_off",
+            {"device": "Bedroom Blinds"},
+            "Did you mean the Bedroom Lamp?",
+            Command("turn_off", {"device": "Bedroom Lamp"}),
+        ),
+        (
+            "the bedroom's too gloomy, let the sun in",
+            "turn_off",
+            {"device": "Bedroom Lamp"},
+            "Do you want the Bedroom Blinds open?",
+            Command("turn_on", {"device": "Bedroom Blinds"}),
+        ),
+        (
+            "set the thermostat to 75F",
+            "set_temperature",
+            {"device": "Kitchen Light", "degrees": 75},
+            "Did you mean the Hallway Thermostat?",
+            Command("set_temperature", {"device": "Hallway Thermostat", "degrees": 75}),
+        ),
+    ],
+)
+def test_a_call_on_a_device_not_named_tells_the_model_the_one_named(
+    text: str, tool: str, args: dict[str, Any], question: str, command: Command
+) -> None:
+    guard = Guard(normalize_text(text), HOME)
+    asked = guard.check(tool, args)
+    assert asked == question
+    hint = getattr(asked, "hint", "")
+    assert f"Call {command.tool} for the {command.args['device']}" in hint and str(args["device"]) in hint
+    assert guard.asked[-1] == (question, (command,))
+    # Told, the model's call on the one named runs.
+    assert guard.check(command.tool, command.args) is None
+
+
+def test_a_question_with_more_than_one_answer_stays_a_question_for_the_person() -> None:
+    guard = Guard(normalize_text("turn on the porch"), HOME)
+    asked = guard.check("turn_on", {"device": "Kitchen Light"})
+    assert isinstance(asked, str) and asked.startswith("Which") and not hasattr(asked, "hint")
+
+
+def test_how_warm_it_feels_grounds_the_one_thermostat_the_home_has() -> None:
+    for text, room in (("I'm freezing", None), ("it's boiling", "Kitchen"), ("I'm cold", "Hallway")):
+        guard = Guard(normalize_text(text), HOME, room=room)
+        assert guard.check("change_temperature", {"device": "Hallway Thermostat", "by": 1}) is None, text
+    # Never anything else, and not when nothing warm or cold is said.
+    assert Guard(normalize_text("I'm freezing"), HOME).check("turn_on", {"device": "Kitchen Light"})
+    assert Guard(normalize_text("tell me a joke"), HOME).check(
+        "set_temperature", {"device": "Hallway Thermostat", "degrees": 20}
+    )
+    # Of two thermostats, the person is asked which.
+    two: HomeSnapshot = {
+        "devices": [*HOME["devices"], {"name": "Attic Thermostat", "area": "Attic", "type": "climate"}],
+        "areas": [*HOME["areas"], "Attic"],
+    }
+    asked = Guard(normalize_text("I'm freezing"), two).check(
+        "change_temperature", {"device": "Hallway Thermostat", "by": 1}
+    )
+    assert isinstance(asked, str) and "Attic Thermostat" in asked
