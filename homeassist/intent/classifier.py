@@ -154,7 +154,8 @@ def _classify(norm: str, follow_up: FollowUp | None, index: HomeIndex, room: str
     routed = route(digits, named_device=named_device, area_named=bool(said.areas))
     # "remind me to turn off the oven light": to be told later, never done now.
     reminder = _REMIND_ME.search(norm) is not None
-    if reminder and routed.kind == "device":
+    if reminder and (routed.kind == "device" or (routed.kind == "general" and _LATER.search(norm))):
+        # "I need a nudge in half an hour to check the oven" is a reminder, whatever it is about.
         routed = replace(routed, kind="timer")
     if routed.kind in ("general", "web") and not named_device and not reminder:
         # "order me a pizza", "call mum": no tool does it, so say so rather than let a model say "Sure".
@@ -264,7 +265,12 @@ _LATER = re.compile(
 )
 #: Device commands a schedule can run later, and the action each becomes.
 _SCHEDULABLE = {"turn_on": "turn_on", "turn_off": "turn_off", "set_level": "set_level"}
-_REMIND_ME = re.compile(r"^(?:remind|set (?:an? )?reminder|reminder)\b|\bremind me\b")
+#: A reminder's own word: "reminder", or "a nudge", "a heads up", "a ping" asked for.
+_NUDGE = r"(?:reminder|nudge|heads up|ping)"
+_REMIND_ME = re.compile(
+    r"^(?:remind|set (?:an? )?reminder|reminder)\b|\bremind me\b"
+    rf"|^(?:i need|i want|give me|send me)(?: me)? (?:a |an )?{_NUDGE}\b"
+)
 #: Words before a clock time that mean "at that time".
 _AT_WORDS = ("", "at", "for", "around", "about")
 #: Repeating or beyond tomorrow: the timer tools' model path handles these.
@@ -338,9 +344,10 @@ _LIST = re.compile(
     + r"s?\b"
     r"|^(?:what|which|list|show|read|tell me|check)(?: me)?(?: all)?(?: of)?(?: the| my)?(?: \w+)? "
     + _TIMER_WORD
-    + r"s\b(?: (?:do i have|have i (?:got|set)|are (?:set|running|on|there|active)|i have|i set|are))?$"
-    r"|^(?:do|have) i (?:have|got|set) (?:any )?" + _TIMER_WORD + r"s?(?: (?:set|running|on))?$"
-    r"|^(?:are|is) there (?:any |an? )?" + _TIMER_WORD + r"s?(?: (?:set|running|on))?$"
+    + r"s\b(?: (?:do i have|have i (?:got|set)|are (?:set|running|on|there|active)|i have|i set|are))?"
+    r"(?: (?:going|running|on|set|active))?$"
+    r"|^(?:do|have) i (?:have|got|set) (?:any )?" + _TIMER_WORD + r"s?(?: (?:set|running|on|going))?$"
+    r"|^(?:are|is) there (?:any |an? )?" + _TIMER_WORD + r"s?(?: (?:set|running|on|going))?$"
     r"|^(?:status of|check on)(?: the| my)?(?: [\w' -]+)? timers?$"
     r"|^(?:when (?:is|does) my|what time is my) (?:\w+ )?(?:alarm|timer|reminder)\b"
     r"(?: (?:set for|going off|go off|set|for))?$"
@@ -350,13 +357,15 @@ _TIMER_REST = re.compile(
     rf"^(?:{_VERB})?(?:(?:a|an|the|my|one) )?(?:new )?(?:(?P<pre>[a-z' ]+?) )?(?:timer|countdown)"
     r"(?: (?:called|named|labelled|labeled|for|on) (?:the |my )?(?P<post>[a-z' ]+))?$"
 )
+#: "time nine minutes for my pasta", the duration taken out.
+_TIME_IT = re.compile(r"^time(?: (?:it|this|that))?(?: for (?:the |my )?(?P<post>[a-z' ]+))?$")
 _ALARM_REST = re.compile(
     rf"^(?:{_VERB})?(?:(?:an|a|the|my|one) )?(?:new )?(?:alarm(?: clock)?|wake up call|wake up alarm)"
     r"(?: for| at)?$|^(?:wake|get) me(?: up)?$"
 )
 _REMINDER_REST = re.compile(
-    r"^(?:remind me|(?:set|create|add|make|give me|i need|i want|put in|schedule)(?: me)? (?:a |an )?"
-    r"reminder|reminder)(?: for me)? (?:to|that|about|of) (?P<message>.+)$"
+    r"^(?:remind me|(?:set|create|add|make|give me|send me|i need|i want|put in|schedule)(?: me)? (?:a |an )?"
+    rf"{_NUDGE}|reminder)(?: for me)? (?:to|that|about|of) (?P<message>.+)$"
 )
 #: Words that are no part of a timer's name (verbs on timers, questions, times): a name with one of
 #: them is not understood.
@@ -401,6 +410,12 @@ def _timer_command(norm: str, when: _When | None) -> Command | None:
         if timer := _TIMER_REST.match(duration.rest):
             pre, post = timer.group("pre"), timer.group("post")
             name = None if pre and post else _timer_name(post or pre, _NEW_ONE)
+            if name is None:
+                return None
+            return Command("set_timer", {"seconds": duration.seconds, **({"name": name} if name else {})})
+        if (timed := _TIME_IT.match(duration.rest)) and not duration.later:
+            # "time nine minutes for my pasta"
+            name = _timer_name(timed.group("post"), _NEW_ONE)
             if name is None:
                 return None
             return Command("set_timer", {"seconds": duration.seconds, **({"name": name} if name else {})})

@@ -169,7 +169,7 @@ ROOM = _words(
 LONG_QUESTION = r"^(?:what|which|who|where|when|why|how)\b(?:\W+\w+){9,}"
 LEVEL_CHANGE = (
     r"\b(?:brighter|dimmer|darker|lighter|warmer|cooler|hotter|colder|louder|quieter)\b"
-    r"|\b(?:too|very|so) (?:dark|bright|hot|cold|warm|chilly|stuffy)\b"
+    r"|\b(?:too|very|so) (?:dark|bright|hot|cold|warm|chilly|stuffy)\b|\bpitch (?:black|dark)\b"
     # How it feels, said as a complaint ("I'm freezing", "it's getting chilly in the hallway"): about the
     # heat or the lights, so the model answering gets the device tools.
     r"|\b(?:i'?m|i am|it'?s|it is|getting|feeling|we'?re)(?: so| really| very| a bit| a little| quite|"

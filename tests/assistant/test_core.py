@@ -10,6 +10,8 @@ import pytest
 
 from homeassist.config.loader import load_settings
 from homeassist.daemon import Runtime, build_runtime
+from homeassist.intent.classifier import IntentClassifier
+from homeassist.llm.chat import KIND_HINTS
 from homeassist.tools.manager import DEVICE_TOOLS
 from tests.llm.standin import OllamaStandIn, reply, tool_calls
 from tests.zwave.conftest import (
@@ -331,3 +333,23 @@ async def test_how_warm_it_is_inside_is_read_from_the_homes_sensor(closed_url: s
             assert reply.text.startswith("The Living Room Sensor reads "), reply.text
     finally:
         await runtime.aclose()
+
+
+async def test_a_request_left_between_a_question_and_the_home_gets_the_device_tiers_prompt(
+    sim_url: str,
+) -> None:
+    # Same tools, same prompt: the server's processed device prefix is reused, not a third one built.
+    text = "I'd really love a cup of coffee"
+    intent = IntentClassifier().classify(text, None)
+    assert intent.kind == "general" and "device" in intent.also, intent  # the case this test is about
+    async with OllamaStandIn() as ollama:
+        runtime = runtime_for(ollama.url, HOMEASSIST_ZWAVE__URL=sim_url)
+        try:
+            ollama.script(reply("Enjoy your coffee."), reply("Shakespeare."))
+            await runtime.assistant.handle(text)
+            await runtime.assistant.handle("who wrote hamlet")
+        finally:
+            await runtime.aclose()
+    system = [body["messages"][0]["content"] for body in ollama.chats]
+    assert tool_names(ollama.chats[0]) == list(DEVICE_TOOLS)
+    assert system[0].startswith(KIND_HINTS["device"]) and system[1].startswith(KIND_HINTS["general"])

@@ -58,6 +58,8 @@ def timer(text: str, home: HomeSnapshot | None = HOME, follow_up: FollowUp | Non
         ("set the oven timer to 20 minutes", {"seconds": 1200, "name": "oven"}),
         ("set a second timer for 5 minutes", {"seconds": 300}),
         ("set another timer for three minutes", {"seconds": 180}),
+        ("can you time nine minutes for my pasta", {"seconds": 540, "name": "pasta"}),
+        ("time twenty minutes", {"seconds": 1200}),
     ],
 )
 def test_set_timer(text: str, args: dict[str, object]) -> None:
@@ -99,6 +101,8 @@ def test_set_alarm(text: str, at: str) -> None:
         ("set a reminder to water the plants at noon", {"message": "water the plants", "at": "12:00 pm"}),
         ("remind me about the meeting in 10 minutes", {"message": "the meeting", "in_seconds": 600}),
         ("remind me 10 minutes from now to stretch", {"message": "stretch", "in_seconds": 600}),
+        ("I need a nudge in half an hour to check the oven", {"message": "check the oven", "in_seconds": 1800}),
+        ("give me a heads up at 6 to leave", {"message": "leave", "at": "6:00"}),
         # About a device: a reminder, never the device action.
         (
             "remind me to turn off the kitchen light at 10",
@@ -251,6 +255,8 @@ def test_cancel_timer(text: str, name: str) -> None:
         "how much time is left on the pasta timer",
         "what's left on the timer",
         "what timers do I have",
+        "what timers do I have going",
+        "do I have any timers going",
         "which alarms are set",
         "list my alarms",
         "show my reminders",
