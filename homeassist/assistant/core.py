@@ -52,7 +52,7 @@ from homeassist.intent.grounding import Guard
 from homeassist.intent.home import HomeSnapshot, index_of
 from homeassist.intent.targets import area_of
 from homeassist.llm.base import ModelClient, SentenceSink
-from homeassist.messages import Command, Intent, IntentKind, Reply, ReplyPath, ToolResult
+from homeassist.messages import Command, Intent, Reply, ReplyPath, ToolResult
 from homeassist.stats import Stats
 from homeassist.tools.executor import ToolExecutor, guarded, in_room, refusing
 from homeassist.tools.manager import ACTING_TOOLS, ToolManager
@@ -244,17 +244,12 @@ class Assistant:
         gate = None
         if work.on_sentence is not None and self.web is not None and intent.kind == "general":
             gate = DontKnowGate(work.on_sentence)
-        # A request the router left between a question and the home ("I'd really love a cup of coffee",
-        # "good night") has exactly the device tier's tools: it gets that tier's prompt too, whose
-        # processed prefix the server keeps (with the general prompt and the device tools, a 0.5B on
-        # 2 cores processed 800 tokens again: 2-7 s before the first word).
-        kind: IntentKind = "device" if intent.kind == "general" and "device" in intent.also else intent.kind
         try:
             answer = await model_answer(
                 self.model,
                 text,
                 work.tools,
-                kind=kind,
+                kind=intent.kind,
                 on_sentence=gate.say if gate else work.on_sentence,
                 within_s=self.answer_within_s,
             )

@@ -246,14 +246,20 @@ class Guard:
         if len(targets) != 1:
             return None
         device = targets[0]
+        # The hint names a call the model is shown (change_level and change_temperature are the local
+        # path's); the answer's choice, run locally, steps from where the device is.
         if wish is not None and device.type in ("light", "cover"):
             by = 30 if wish == "brighter" else -30
             more = "more" if wish == "brighter" else "less"
             command = Command("change_level", {"device": device.name, "by": by})
             question = f"Do you want the {device.name} {'brighter' if by > 0 else 'dimmer'}?"
+            if wish == "darker":
+                call = "turn_off"
+            else:
+                call = "turn_on" if device.type == "cover" else "set_level with percent 100"
             hint = (
                 f"the person wants {more} light, and the {device.name}'s state is given after the request. "
-                f"Act: call change_level with by {by} for the {device.name}."
+                f"Act: call {call} for the {device.name}."
             )
         elif warmer != cooler and device.type == "climate":
             by = 1 if warmer else -1
@@ -261,7 +267,8 @@ class Guard:
             question = f"Do you want the {device.name} {'warmer' if warmer else 'cooler'}?"
             hint = (
                 f"the person is {'cold' if warmer else 'too warm'}, and the {device.name}'s state is given "
-                f"after the request. Act: call change_temperature with by {by} for the {device.name}."
+                f"after the request. Act: call set_temperature for the {device.name}, a degree "
+                f"{'above' if warmer else 'below'} its setting."
             )
         else:
             return None

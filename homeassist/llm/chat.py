@@ -68,7 +68,7 @@ from homeassist.llm.recovery import (
     strip_think,
     text_tool_calls,
 )
-from homeassist.messages import IntentKind, ToolCall, ToolResult
+from homeassist.messages import INTENT_KINDS, IntentKind, ToolCall, ToolResult
 from homeassist.tools.executor import (
     ERROR_PREFIX,
     Correction,
@@ -92,7 +92,7 @@ KIND_HINTS: dict[str, str] = {
     "device": (
         "Use the device tools. If you are not sure of a device's name, call list_devices first. A wish is a "
         "request to act: 'it is too dark in the kitchen' means turn_on the kitchen's light; 'the lamp is "
-        "too bright' means set_level lower or turn_off; 'I am cold' means change_temperature by 1; 'I'd "
+        "too bright' means set_level lower or turn_off; 'I am cold' means set_temperature a degree up; 'I'd "
         "love a coffee' means turn_on the coffee maker. The room's devices and their state follow the "
         "request: act on them, do not read them again."
     ),
@@ -111,9 +111,28 @@ def room_line() -> str:
     return ROOM_LINE.format(room=room) if room else ""
 
 
-#: The kind of request being answered, or of the prompt being warmed (``ChatClient._pinned``); a
-#: request answered from web search results counts as "web" (its prompt is the context one).
-answering_kind: ContextVar[IntentKind | None] = ContextVar("answering_kind", default=None)
+#: The prompt of the request being answered, or being warmed (``ChatClient._pinned``): its kind, or
+#: ``prompt_name``'s name for a kind with tools of other tiers; a request answered from web search
+#: results counts as "web" (its prompt is the context one).
+answering_kind: ContextVar[str | None] = ContextVar("answering_kind", default=None)
+#: The prompt of a request the router left between a tool-less kind and a tier with tools ("good
+#: night", "I'd really love a cup of coffee": general, with the device tools).
+WITH_TOOLS = "+tools"
+
+
+def prompt_name(kind: IntentKind, tools: Sequence[object]) -> str:
+    """The name of a request's prompt (system prompt and tools), the same for every request that sends
+    the same: ``kind``, or ``kind + WITH_TOOLS`` for a kind whose own tier has no tools but which was
+    given some (``Intent.also``)."""
+    return f"{kind}{WITH_TOOLS}" if tools and kind in ("general", "web") else kind
+
+
+def kind_of(prompt: str) -> IntentKind:
+    """The kind whose system prompt ``prompt_name``'s name uses."""
+    kind = prompt.removesuffix(WITH_TOOLS)
+    assert kind in INTENT_KINDS, prompt
+    return kind
+
 
 #: For a request answered from web search results (``context``) instead of ``KIND_HINTS``.
 CONTEXT_HINT = (
@@ -211,17 +230,18 @@ class ChatClient:
         # tier's 800 tokens reprocessed after every general question, 6 s).
         return " ".join(p for p in (hint, SYSTEM_PROMPT, profile.prompt_hints()) if p)
 
-    async def warm_tiers(self, tiers: Mapping[IntentKind, Sequence[BaseTool]]) -> dict[str, float]:
-        """Have the server process each tier's prompt prefix (system prompt and tool schemas) once, with
-        a one-token answer, in the order given (a server that caches one prompt keeps the last), so a
-        request's cost is its own words. Returns milliseconds per tier; a failure is logged, never
-        raised, and ends the warm-up."""
+    async def warm_tiers(self, tiers: Mapping[str, Sequence[BaseTool]]) -> dict[str, float]:
+        """Have the server process each prompt's prefix (system prompt and tool schemas) once, with a
+        one-token answer, in the order given (a server that caches one prompt keeps the last), so a
+        request's cost is its own words. ``tiers`` is keyed by ``prompt_name``. Returns milliseconds
+        per prompt; a failure is logged, never raised, and ends the warm-up."""
         profile = await self.detect()
         took: dict[str, float] = {}
-        for kind, tools in tiers.items():
+        for name, tools in tiers.items():
+            kind = kind_of(name)
             selected = profile.select_tools(tools)
             messages = [SystemMessage(self.system_prompt(kind, profile)), HumanMessage("Hello.")]
-            token = answering_kind.set(kind)
+            token = answering_kind.set(name)
             try:
                 chat = self._pinned(self._limited(1))
                 model = self._bind(selected, chat) if selected else chat
@@ -233,7 +253,7 @@ class ChatClient:
                 break
             finally:
                 answering_kind.reset(token)
-            took[kind] = round((time.perf_counter() - start) * 1000, 1)
+            took[name] = round((time.perf_counter() - start) * 1000, 1)
         if took:
             _LOGGER.info(
                 "Model %s: prompt prefixes processed (%s)",
@@ -267,7 +287,7 @@ class ChatClient:
     ) -> ModelAnswer:
         noted: list[str] = []
         token = transport.repairs.set(noted)
-        kind_token = answering_kind.set("web" if context else kind)
+        kind_token = answering_kind.set("web" if context else prompt_name(kind, tools))
         try:
             return await self._answer(text, tools, kind, on_sentence, noted, context)
         finally:

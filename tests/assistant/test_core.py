@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import logging
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
 from homeassist.config.loader import load_settings
 from homeassist.daemon import Runtime, build_runtime
 from homeassist.intent.classifier import IntentClassifier
-from homeassist.llm.chat import KIND_HINTS
+from homeassist.llm.chat import KIND_HINTS, ChatClient, answering_kind
 from homeassist.tools.manager import DEVICE_TOOLS
 from tests.llm.standin import OllamaStandIn, reply, tool_calls
 from tests.zwave.conftest import (
@@ -335,15 +336,26 @@ async def test_how_warm_it_is_inside_is_read_from_the_homes_sensor(closed_url: s
         await runtime.aclose()
 
 
-async def test_a_request_left_between_a_question_and_the_home_gets_the_device_tiers_prompt(
+async def test_a_request_left_between_a_question_and_the_home_has_a_prompt_of_its_own(
     sim_url: str,
 ) -> None:
-    # Same tools, same prompt: the server's processed device prefix is reused, not a third one built.
+    # The general prompt with the device tools: named apart (``prompt_name``), so a server with a slot
+    # per prompt keeps it processed beside the general and the device ones.
     text = "I'd really love a cup of coffee"
     intent = IntentClassifier().classify(text, None)
     assert intent.kind == "general" and "device" in intent.also, intent  # the case this test is about
+    names: list[str | None] = []
     async with OllamaStandIn() as ollama:
         runtime = runtime_for(ollama.url, HOMEASSIST_ZWAVE__URL=sim_url)
+        client = runtime.model
+        assert isinstance(client, ChatClient)
+        pinned = client._pinned
+
+        def record(chat: Any) -> Any:
+            names.append(answering_kind.get())
+            return pinned(chat)
+
+        client._pinned = record  # type: ignore[method-assign]
         try:
             ollama.script(reply("Enjoy your coffee."), reply("Shakespeare."))
             await runtime.assistant.handle(text)
@@ -351,5 +363,6 @@ async def test_a_request_left_between_a_question_and_the_home_gets_the_device_ti
         finally:
             await runtime.aclose()
     system = [body["messages"][0]["content"] for body in ollama.chats]
-    assert tool_names(ollama.chats[0]) == list(DEVICE_TOOLS)
-    assert system[0].startswith(KIND_HINTS["device"]) and system[1].startswith(KIND_HINTS["general"])
+    assert tool_names(ollama.chats[0]) == list(DEVICE_TOOLS) and ollama.chats[1]["tools"] == []
+    assert system[0].startswith(KIND_HINTS["general"]) and system[1].startswith(KIND_HINTS["general"])
+    assert names == ["general+tools", "general"]

@@ -13,6 +13,7 @@ from homeassist.intent.classifier import normalize_text
 from homeassist.intent.grounding import Guard, grounding_for
 from homeassist.intent.home import HomeSnapshot
 from homeassist.messages import Command
+from homeassist.tools.manager import LOCAL_TOOLS
 
 HOME: HomeSnapshot = {
     "devices": [
@@ -272,7 +273,10 @@ def test_a_wish_met_by_reading_its_device_tells_the_model_to_act(
 ) -> None:
     guard = Guard(normalize_text(text), HOME)
     asked = guard.check("get_device_state", {"device": device})
-    assert asked == question and "Act: call" in getattr(asked, "hint", "")
+    hint = getattr(asked, "hint", "")
+    assert asked == question and "Act: call" in hint
+    # The call named is one the model is shown, never one of the local path's own tools.
+    assert not any(tool in hint for tool in LOCAL_TOOLS), hint
     assert guard.asked[-1] == (question, (command,))
 
 

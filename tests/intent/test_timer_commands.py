@@ -101,7 +101,10 @@ def test_set_alarm(text: str, at: str) -> None:
         ("set a reminder to water the plants at noon", {"message": "water the plants", "at": "12:00 pm"}),
         ("remind me about the meeting in 10 minutes", {"message": "the meeting", "in_seconds": 600}),
         ("remind me 10 minutes from now to stretch", {"message": "stretch", "in_seconds": 600}),
-        ("I need a nudge in half an hour to check the oven", {"message": "check the oven", "in_seconds": 1800}),
+        (
+            "I need a nudge in half an hour to check the oven",
+            {"message": "check the oven", "in_seconds": 1800},
+        ),
         ("give me a heads up at 6 to leave", {"message": "leave", "at": "6:00"}),
         # About a device: a reminder, never the device action.
         (
