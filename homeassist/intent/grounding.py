@@ -253,10 +253,7 @@ class Guard:
             more = "more" if wish == "brighter" else "less"
             command = Command("change_level", {"device": device.name, "by": by})
             question = f"Do you want the {device.name} {'brighter' if by > 0 else 'dimmer'}?"
-            if wish == "darker":
-                call = "turn_off"
-            else:
-                call = "turn_on" if device.type == "cover" else "set_level with percent 100"
+            call = "turn_on" if wish == "brighter" else "turn_off"
             hint = (
                 f"the person wants {more} light, and the {device.name}'s state is given after the request. "
                 f"Act: call {call} for the {device.name}."
@@ -308,15 +305,19 @@ class Guard:
             )
             self._grounding.asked.append((question, choices))
             return question
-        if len(lit) != 1 or not _goes(tool, args, "darker" if wish == "brighter" else "brighter"):
+        if len(lit) != 1:
+            return None
+        # Against the wish, or no change of light at all ("let the sun in" -> set_temperature on the
+        # Bedroom Blinds, as a 0.5B did).
+        if tool in _SWITCHING and not _goes(tool, args, "darker" if wish == "brighter" else "brighter"):
             return None
         name = lit[0].name
         state = _state_after(right, lit[0].type)
         more, way = ("more", "darker") if wish == "brighter" else ("less", "brighter")
+        does = f"makes the {name} {way}" if tool in _SWITCHING else f"does not change the {name}'s light"
         question = Correction(
             f"Do you want the {name} {state}?",
-            f"the person wants {more} light, and {tool} makes the {name} {way}. "
-            f"Call {right} for the {name} instead.",
+            f"the person wants {more} light, and {tool} {does}. Call {right} for the {name} instead.",
         )
         self._grounding.asked.append((question, (Command(right, {"device": name}),)))
         return question

@@ -92,7 +92,7 @@ KIND_HINTS: dict[str, str] = {
     "device": (
         "Use the device tools. If you are not sure of a device's name, call list_devices first. A wish is a "
         "request to act: 'it is too dark in the kitchen' means turn_on the kitchen's light; 'the lamp is "
-        "too bright' means set_level lower or turn_off; 'I am cold' means set_temperature a degree up; 'I'd "
+        "too bright' means set_level lower or turn_off; 'I am cold' means change_temperature by 1; 'I'd "
         "love a coffee' means turn_on the coffee maker. The room's devices and their state follow the "
         "request: act on them, do not read them again."
     ),

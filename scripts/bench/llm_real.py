@@ -1,8 +1,9 @@
 """The model path on a real small model (issue 26): ``scripts/bench/llm --real``.
 
-llama.cpp's ``llama-server`` serves Qwen2.5-Coder-0.5B-Instruct (or, with ``--model 1.5b``, the 1.5B) from
-the cache ``scripts/setup-llm`` fills, on 127.0.0.1; homeassist's real Assistant answers through the
-OpenAI-compatible provider, on the simulated Z-Wave home (zwave-js's mock controller), with web search
+The daemon's own model server (``llm.embedded``: llama.cpp's ``llama-server``, a slot per prompt, its
+prompts processed at start as ``homeassist run`` does) serves Qwen2.5-Coder-0.5B-Instruct (or, with
+``--model 1.5b``, the 1.5B) from the cache ``scripts/setup-llm`` fills, on 127.0.0.1; homeassist's real
+Assistant answers through it, on the simulated Z-Wave home (zwave-js's mock controller), with web search
 off (nothing leaves the machine). Each request of ``--requests FILE`` (JSON lines
 ``{"text", "tool", "args"}``: ``tool`` a name, a list of acceptable names, or null when no tool should
 run; ``args`` only the arguments that must match, a device compared by what it resolves to; an
@@ -21,8 +22,8 @@ first spoken word (not counting "One moment.") and to the first confirmed action
 prompt tokens (counted with the model's own template and tokenizer). Totals: right calls; actions on
 devices the request did not name (must be 0); actions in requests that asked for none (0); calls run
 twice (0); replies holding tool-call text, JSON or markdown (0); requests past their bound; p50/p95 of
-both times, cold (the first request of a tier after the server started, its prefix not yet processed)
-and warm. ``--json PATH`` writes every request and the totals.
+both times, cold (the first request of a tier after the server started and processed the prompts) and
+warm. ``--json PATH`` writes every request and the totals.
 
 Run: ``scripts/bench/llm --real [--model 0.5b|1.5b] [--requests FILE] [--modes tiers,all] [--json PATH]``.
 """
@@ -51,10 +52,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from homeassist.assistant.answering import ONE_MOMENT
 from homeassist.config.loader import load_settings
 from homeassist.daemon import Runtime, build_runtime
+from homeassist.daemon.monitors import warmed_prompts
 from homeassist.errors import AmbiguousDeviceError, DeviceNotFoundError
 from homeassist.intent.classifier import normalize_text
 from homeassist.intent.grounding import light_wish
 from homeassist.llm.chat import ChatClient
+from homeassist.llm.embedded import EmbeddedClient
 from homeassist.llm.tool_format import to_ollama_tools
 from homeassist.messages import ToolResult
 from homeassist.scheduler.service import Job, Scheduler
@@ -256,70 +259,73 @@ async def ask(
 async def bench_real(model: str, requests: list[dict[str, Any]], modes: Sequence[str]) -> dict[str, Any]:
     logging.getLogger("homeassist").setLevel(logging.ERROR)
     with tempfile.TemporaryDirectory(prefix="bench-llm-real-") as tmp:
-        async with LlamaServer(cached_model(MODELS[model])) as llm:
-            env = {
-                "HOMEASSIST_OLLAMA__PROVIDER": "openai",
-                "HOMEASSIST_OPENAI__BASE_URL": llm.openai_url,
-                "HOMEASSIST_OPENAI__MODEL": f"qwen2.5-coder:{model}",
-                "HOMEASSIST_OLLAMA__TEMPERATURE": "0",
-                "HOMEASSIST_ZWAVE__SIM_PORT": str(free_port()),
-                "HOMEASSIST_PATHS__STATE_DIR": str(Path(tmp) / "state"),
-            }
-            # A real scheduler (its SQLite file in the temporary directory): timers set by the model are
-            # kept, never rung (the bench ends long before they are due).
-            scheduler = Scheduler(
-                Path(tmp) / "jobs.sqlite3",
-                timezone=resolve_timezone(""),
-                misfire_grace_s=60,
-                on_fire=_keep,
-                on_lost=_lost,
-            )
-            await scheduler.start()
-            runtime = build_runtime(load_settings(env=env).settings, scheduler)
-            try:
-                if not await runtime.zwave.ready():
-                    raise SystemExit(
-                        f"the simulated home did not start: {runtime.zwave.unavailable_reason()}"
-                    )
-                runtime.assistant.web = None  # 127.0.0.1 only: the model's answer is what is measured
-                bound_s = runtime.assistant.answer_within_s
-                outcomes: list[Outcome] = []
-                tokens: dict[str, dict[str, int]] = {}
-                client = runtime.model
-                assert isinstance(client, ChatClient)
-                profile = await client.detect()
-                for mode in modes:
-                    # Every tool really is every tool: the model's profile would send only its
-                    # ``max_tools`` most important (8 for Qwen).
-                    client.profile = replace(profile, max_tools=64) if mode == "all" else profile
-                    tokens[mode] = await tier_tokens(llm, runtime, mode)
-                    tiers_for = runtime.tools.tools_for
-                    if mode == "all":
-                        runtime.tools.tools_for = functools.partial(_every_tool, all_tools(runtime))  # type: ignore[method-assign]
-                    seen: set[str] = set()
-                    try:
-                        for want in requests:
-                            outcome = await ask(runtime, want, mode, tokens[mode], seen)
-                            outcome.reply_tokens = await llm.tokens(outcome.reply)
-                            outcome.call_tokens = max(
-                                [
-                                    await llm.tokens(json.dumps({"name": c["tool"], "arguments": c["args"]}))
-                                    for c in outcome.calls
-                                ],
-                                default=0,
-                            )
-                            outcomes.append(outcome)
-                            print(
-                                f"  {mode:5} {outcome.total_s:5.1f} s {'ok ' if outcome.ok else 'NO '} "
-                                f"{outcome.text!r} -> {outcome.reply[:70]!r}",
-                                file=sys.stderr,
-                            )
-                    finally:
-                        runtime.tools.tools_for = tiers_for  # type: ignore[method-assign]
-                        client.profile = profile
-            finally:
-                await runtime.aclose()
-                await scheduler.stop()
+        env = {
+            # The model as the daemon runs it: its own llama-server (a slot per prompt), warmed
+            # at start as ``homeassist run`` warms it.
+            "HOMEASSIST_OLLAMA__PROVIDER": "embedded",
+            "HOMEASSIST_EMBEDDED__MODEL": str(cached_model(MODELS[model])),
+            "HOMEASSIST_OLLAMA__TEMPERATURE": "0",
+            "HOMEASSIST_ZWAVE__SIM_PORT": str(free_port()),
+            "HOMEASSIST_PATHS__STATE_DIR": str(Path(tmp) / "state"),
+        }
+        # A real scheduler (its SQLite file in the temporary directory): timers set by the model are
+        # kept, never rung (the bench ends long before they are due).
+        scheduler = Scheduler(
+            Path(tmp) / "jobs.sqlite3",
+            timezone=resolve_timezone(""),
+            misfire_grace_s=60,
+            on_fire=_keep,
+            on_lost=_lost,
+        )
+        await scheduler.start()
+        runtime = build_runtime(load_settings(env=env).settings, scheduler)
+        try:
+            if not await runtime.zwave.ready():
+                raise SystemExit(f"the simulated home did not start: {runtime.zwave.unavailable_reason()}")
+            runtime.assistant.web = None  # 127.0.0.1 only: the model's answer is what is measured
+            bound_s = runtime.assistant.answer_within_s
+            outcomes: list[Outcome] = []
+            tokens: dict[str, dict[str, int]] = {}
+            client = runtime.model
+            assert isinstance(client, EmbeddedClient)
+            await client.serve()
+            await client.warm_tiers(warmed_prompts(runtime.tools))
+            # Tokens counted by the same server (``LlamaServer``'s /tokenize and /apply-template).
+            llm = LlamaServer(cached_model(MODELS[model]))
+            llm.port = client.server.port
+            profile = await client.detect()
+            for mode in modes:
+                # Every tool really is every tool: the model's profile would send only its
+                # ``max_tools`` most important (8 for Qwen).
+                client.profile = replace(profile, max_tools=64) if mode == "all" else profile
+                tokens[mode] = await tier_tokens(llm, runtime, mode)
+                tiers_for = runtime.tools.tools_for
+                if mode == "all":
+                    runtime.tools.tools_for = functools.partial(_every_tool, all_tools(runtime))  # type: ignore[method-assign]
+                seen: set[str] = set()
+                try:
+                    for want in requests:
+                        outcome = await ask(runtime, want, mode, tokens[mode], seen)
+                        outcome.reply_tokens = await llm.tokens(outcome.reply)
+                        outcome.call_tokens = max(
+                            [
+                                await llm.tokens(json.dumps({"name": c["tool"], "arguments": c["args"]}))
+                                for c in outcome.calls
+                            ],
+                            default=0,
+                        )
+                        outcomes.append(outcome)
+                        print(
+                            f"  {mode:5} {outcome.total_s:5.1f} s {'ok ' if outcome.ok else 'NO '} "
+                            f"{outcome.text!r} -> {outcome.reply[:70]!r}",
+                            file=sys.stderr,
+                        )
+                finally:
+                    runtime.tools.tools_for = tiers_for  # type: ignore[method-assign]
+                    client.profile = profile
+        finally:
+            await runtime.aclose()
+            await scheduler.stop()
     return {"model": model, "bound_s": bound_s, "tokens": tokens, "requests": [asdict(o) for o in outcomes]}
 
 

@@ -167,6 +167,16 @@ def test_daylight_in_a_room_grounds_its_covers_never_its_lights() -> None:
     assert check("turn on the bedroom lamp and let the sun in", "turn_on", device="Bedroom Lamp") is None
 
 
+def test_a_call_that_changes_no_light_on_the_device_wished_about_is_put_right() -> None:
+    # The real 0.5B set the Bedroom Blinds' temperature for "let the sun in" (issue 34).
+    guard = Guard(normalize_text("the bedroom's too gloomy, let the sun in"), HOME)
+    asked = guard.check("set_temperature", {"device": "Bedroom Blinds", "degrees": 50})
+    assert asked == "Do you want the Bedroom Blinds open?"
+    assert "Call turn_on for the Bedroom Blinds" in getattr(asked, "hint", "")
+    assert guard.asked[-1][1] == (Command("turn_on", {"device": "Bedroom Blinds"}),)
+    assert guard.check("turn_on", {"device": "Bedroom Blinds"}) is None
+
+
 @pytest.mark.parametrize(
     ("text", "tool", "args", "question", "right"),
     [
