@@ -348,10 +348,6 @@ def grounding_for(
         # Daylight comes in through the covers: "let some daylight into the bedroom" grounds the
         # bedroom's blinds, never its lamp (a 0.5B set the lamp to 50 %: issue 34).
         types |= {"cover"}
-    heat = bool(_WARMER.search(text) or _COOLER.search(text))
-    if heat:
-        # How warm it feels is the heating's: "I'm freezing in the hallway" grounds its thermostat.
-        types |= {"climate"}
     devices = {d.name for d in said.named}
     # A word of one device's own name said ("the coffee thing"): that device, never a group.
     content = set(said.content)
@@ -379,6 +375,7 @@ def grounding_for(
         pool = list(index.devices)  # "all the lights", "turn off everything": the whole home
     # A lock only when the words say one ("lock up", "the door"); never as part of a place.
     devices.update(d.name for d in pool if d.type in types or (not types and d.type != "lock"))
+    heat = bool(_WARMER.search(text) or _COOLER.search(text))
     if heat and not said.named and not said.areas and not any(d.type == "climate" for d in pool):
         # With no place said and none in the room, the home's one thermostat is "the heating" ("I'm
         # freezing": a 0.5B was asked back "Which thermostat? There's the Hallway Thermostat."); of

@@ -355,6 +355,14 @@ def test_how_warm_it_feels_grounds_the_one_thermostat_the_home_has() -> None:
     for text, room in (("I'm freezing", None), ("it's boiling", "Kitchen"), ("I'm cold", "Hallway")):
         guard = Guard(normalize_text(text), HOME, room=room)
         assert guard.check("change_temperature", {"device": "Hallway Thermostat", "by": 1}) is None, text
+    # A place said keeps its own devices: a heater on a plug in the kitchen, never the hallway's.
+    plug: HomeSnapshot = {
+        "devices": [*HOME["devices"], {"name": "Kitchen Heater", "area": "Kitchen", "type": "switch"}],
+        "areas": HOME["areas"],
+    }
+    guard = Guard(normalize_text("it's freezing in the kitchen"), plug)
+    assert guard.check("turn_on", {"device": "Kitchen Heater"}) is None
+    assert guard.check("change_temperature", {"device": "Hallway Thermostat", "by": 1}) is not None
     # Never anything else, and not when nothing warm or cold is said.
     assert Guard(normalize_text("I'm freezing"), HOME).check("turn_on", {"device": "Kitchen Light"})
     assert Guard(normalize_text("tell me a joke"), HOME).check(
