@@ -14,7 +14,8 @@ of the home) narrows what a type noun alone or "here" names (``targets.placed``)
 changes. A question about the home ("is anything on in the kitchen", "what can you control") reads
 ``list_devices`` of the place its words name, never of the request's room unless "in here" is said
 (``home_questions``); a request to do what no tool does ("order me a pizza", "call mum") carries the
-short true answer that it cannot (``abilities``) and goes to no model.
+short true answer that it cannot (``abilities``) and goes to no model, and so does a greeting, thanks or
+goodbye said alone ("good night": ``pleasantries``).
 
 Timer requests (``timer`` kind) resolve to the timer tools: ``set_timer``, ``set_alarm``,
 ``set_reminder``, ``schedule_device_action``, ``cancel_timer`` and ``list_timers``. Durations are
@@ -37,6 +38,7 @@ from homeassist.intent.durations import FoundDuration, search_duration
 from homeassist.intent.home import HomeIndex, HomeSnapshot, index_of
 from homeassist.intent.home_questions import home_question
 from homeassist.intent.numbers import FRACTION_PARTS, words_to_digits
+from homeassist.intent.pleasantries import pleasantry
 from homeassist.intent.router import route
 from homeassist.intent.said import Said, Target
 from homeassist.intent.targets import area_of, device_intent, parse, placed, resolve
@@ -158,6 +160,10 @@ def _classify(norm: str, follow_up: FollowUp | None, index: HomeIndex, room: str
         # "I need a nudge in half an hour to check the oven" is a reminder, whatever it is about.
         routed = replace(routed, kind="timer")
     if routed.kind in ("general", "web") and not named_device and not reminder:
+        # "good night", "thanks, that's all": said to the assistant, answered here.
+        said_to = pleasantry(norm)
+        if said_to is not None:
+            return Intent("general", routed.confidence, question=said_to)
         # "order me a pizza", "call mum": no tool does it, so say so rather than let a model say "Sure".
         cannot = cannot_do(norm)
         if cannot is not None:
