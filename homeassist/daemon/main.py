@@ -55,7 +55,7 @@ from homeassist.daemon.console import run_console
 from homeassist.daemon.device_timers import DeviceTimers
 from homeassist.daemon.health import health, learn_from, status_line
 from homeassist.daemon.jobs import run_device_action, zwave_up_or_retry
-from homeassist.daemon.monitors import beat_forever, warmed_prompts, watch_model, watch_zwave
+from homeassist.daemon.monitors import WARMED_TIERS, beat_forever, watch_model, watch_zwave
 from homeassist.daemon.notify import Notifier, watchdog
 from homeassist.daemon.requests import RequestQueue
 from homeassist.daemon.runtime import Runtime, build_runtime
@@ -191,7 +191,7 @@ class Daemon:
         run("requests", self.queue.run)
         run("zwave", self._zwave)
         warm = self.runtime.settings.ollama.warm_prompts
-        tiers = warmed_prompts(self.runtime.tools) if warm else None
+        tiers = {kind: self.runtime.tools.tools_for(kind) for kind in WARMED_TIERS} if warm else None
         run("model", lambda c: watch_model(self.runtime.model, c, tiers))
         run("scheduler", self._scheduler)
         web = self.supervisor.component("web", watched=False)  # no loop: the browser starts on demand

@@ -16,11 +16,9 @@ from langchain_core.tools import BaseTool
 from homeassist.daemon.supervisor import Component
 from homeassist.errors import HomeassistError
 from homeassist.llm.base import ModelClient
-from homeassist.llm.chat import prompt_name
 from homeassist.llm.embedded import EmbeddedClient, EmbeddedServer
 from homeassist.llm.unavailable import UnavailableModelClient
 from homeassist.messages import IntentKind
-from homeassist.tools.manager import ToolManager
 from homeassist.zwave.service import ZWaveService
 
 #: How often the monitors look (Z-Wave connection, microphone frames) and beat.
@@ -51,15 +49,6 @@ async def watch_zwave(zwave: ZWaveService, component: Component) -> None:
 WARMED_TIERS: tuple[IntentKind, ...] = ("general", "datetime", "timer", "device")
 
 
-def warmed_prompts(tools: ToolManager) -> dict[str, list[BaseTool]]:
-    """What ``warm_tiers`` processes at start, by ``chat.prompt_name``: the general prompt with the
-    device tools (a request the router left between the two: "good night") first, where the server
-    keeps a prompt per slot, then each of ``WARMED_TIERS``."""
-    with_tools = tools.tools_for("general", "device")
-    prompts = {prompt_name("general", with_tools): with_tools}
-    return prompts | {kind: tools.tools_for(kind) for kind in WARMED_TIERS}
-
-
 @runtime_checkable
 class LocalServerClient(Protocol):
     """A client of a model server on the home's machines (Ollama, an OpenAI-compatible server)."""
@@ -72,13 +61,13 @@ class LocalServerClient(Protocol):
         """Whether the server answers; raises ModelError."""
         ...
 
-    async def warm_tiers(self, tiers: Mapping[str, Sequence[BaseTool]]) -> dict[str, float]:
+    async def warm_tiers(self, tiers: Mapping[IntentKind, Sequence[BaseTool]]) -> dict[str, float]:
         """Process each tier's prompt prefix once; logs a failure, never raises."""
         ...
 
 
 async def watch_model(
-    model: ModelClient, component: Component, tiers: Mapping[str, Sequence[BaseTool]] | None = None
+    model: ModelClient, component: Component, tiers: Mapping[IntentKind, Sequence[BaseTool]] | None = None
 ) -> None:
     """Warm the model up (loaded, then each of ``tiers``' prompt prefixes processed), then ask its
     server every ``MODEL_PROBE_S`` whether it is there (a request's outcome says more: see
@@ -106,7 +95,7 @@ async def watch_model(
 async def _watch(
     model: ModelClient,
     component: Component,
-    tiers: Mapping[str, Sequence[BaseTool]] | None,
+    tiers: Mapping[IntentKind, Sequence[BaseTool]] | None,
     server: EmbeddedServer | None,
 ) -> None:
     why = getattr(model, "chosen_because", "")

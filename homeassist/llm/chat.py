@@ -68,7 +68,7 @@ from homeassist.llm.recovery import (
     strip_think,
     text_tool_calls,
 )
-from homeassist.messages import INTENT_KINDS, IntentKind, ToolCall, ToolResult
+from homeassist.messages import IntentKind, ToolCall, ToolResult
 from homeassist.tools.executor import (
     ERROR_PREFIX,
     Correction,
@@ -111,28 +111,9 @@ def room_line() -> str:
     return ROOM_LINE.format(room=room) if room else ""
 
 
-#: The prompt of the request being answered, or being warmed (``ChatClient._pinned``): its kind, or
-#: ``prompt_name``'s name for a kind with tools of other tiers; a request answered from web search
-#: results counts as "web" (its prompt is the context one).
-answering_kind: ContextVar[str | None] = ContextVar("answering_kind", default=None)
-#: The prompt of a request the router left between a tool-less kind and a tier with tools ("good
-#: night", "I'd really love a cup of coffee": general, with the device tools).
-WITH_TOOLS = "+tools"
-
-
-def prompt_name(kind: IntentKind, tools: Sequence[object]) -> str:
-    """The name of a request's prompt (system prompt and tools), the same for every request that sends
-    the same: ``kind``, or ``kind + WITH_TOOLS`` for a kind whose own tier has no tools but which was
-    given some (``Intent.also``)."""
-    return f"{kind}{WITH_TOOLS}" if tools and kind in ("general", "web") else kind
-
-
-def kind_of(prompt: str) -> IntentKind:
-    """The kind whose system prompt ``prompt_name``'s name uses."""
-    kind = prompt.removesuffix(WITH_TOOLS)
-    assert kind in INTENT_KINDS, prompt
-    return kind
-
+#: The kind of request being answered, or of the prompt being warmed (``ChatClient._pinned``); a
+#: request answered from web search results counts as "web" (its prompt is the context one).
+answering_kind: ContextVar[IntentKind | None] = ContextVar("answering_kind", default=None)
 
 #: For a request answered from web search results (``context``) instead of ``KIND_HINTS``.
 CONTEXT_HINT = (
@@ -230,18 +211,17 @@ class ChatClient:
         # tier's 800 tokens reprocessed after every general question, 6 s).
         return " ".join(p for p in (hint, SYSTEM_PROMPT, profile.prompt_hints()) if p)
 
-    async def warm_tiers(self, tiers: Mapping[str, Sequence[BaseTool]]) -> dict[str, float]:
-        """Have the server process each prompt's prefix (system prompt and tool schemas) once, with a
-        one-token answer, in the order given (a server that caches one prompt keeps the last), so a
-        request's cost is its own words. ``tiers`` is keyed by ``prompt_name``. Returns milliseconds
-        per prompt; a failure is logged, never raised, and ends the warm-up."""
+    async def warm_tiers(self, tiers: Mapping[IntentKind, Sequence[BaseTool]]) -> dict[str, float]:
+        """Have the server process each tier's prompt prefix (system prompt and tool schemas) once, with
+        a one-token answer, in the order given (a server that caches one prompt keeps the last), so a
+        request's cost is its own words. Returns milliseconds per tier; a failure is logged, never
+        raised, and ends the warm-up."""
         profile = await self.detect()
         took: dict[str, float] = {}
-        for name, tools in tiers.items():
-            kind = kind_of(name)
+        for kind, tools in tiers.items():
             selected = profile.select_tools(tools)
             messages = [SystemMessage(self.system_prompt(kind, profile)), HumanMessage("Hello.")]
-            token = answering_kind.set(name)
+            token = answering_kind.set(kind)
             try:
                 chat = self._pinned(self._limited(1))
                 model = self._bind(selected, chat) if selected else chat
@@ -253,7 +233,7 @@ class ChatClient:
                 break
             finally:
                 answering_kind.reset(token)
-            took[name] = round((time.perf_counter() - start) * 1000, 1)
+            took[kind] = round((time.perf_counter() - start) * 1000, 1)
         if took:
             _LOGGER.info(
                 "Model %s: prompt prefixes processed (%s)",
@@ -287,7 +267,7 @@ class ChatClient:
     ) -> ModelAnswer:
         noted: list[str] = []
         token = transport.repairs.set(noted)
-        kind_token = answering_kind.set("web" if context else prompt_name(kind, tools))
+        kind_token = answering_kind.set("web" if context else kind)
         try:
             return await self._answer(text, tools, kind, on_sentence, noted, context)
         finally:
@@ -374,11 +354,17 @@ class ChatClient:
             calls = _once(calls, recoveries)
             again = [ran[key] for key in map(_call_key, calls) if key in ran]
             if again:
-                # The same call after its result: the result is the answer (small models loop here).
                 recoveries.append("repeated_call")
-                _LOGGER.info("Model %s repeated a tool call; answering with its result", self.model_name)
-                direct = _said_back(again)
-                break
+                fresh = [call for call in calls if _call_key(call) not in ran]
+                if not fresh:
+                    # The same call after its result: the result is the answer (small models loop here).
+                    _LOGGER.info("Model %s repeated a tool call; answering with its result", self.model_name)
+                    direct = _said_back(again)
+                    break
+                # A call made again beside new ones (a 0.5B told to call turn_on for the blinds wrote its
+                # refused call again, then that one): the new ones run, the old one never twice.
+                _LOGGER.info("Model %s repeated a call beside new ones; running the new", self.model_name)
+                calls = fresh
             # What the model said beside its calls stays in the conversation (it is never spoken).
             said = strip_think(turn.content)
             messages.append(

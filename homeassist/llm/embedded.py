@@ -11,9 +11,8 @@ or ``"auto"`` when no Ollama serves ``[ollama] model``; :func:`choose_provider`)
   and ``--offline`` (it never fetches anything), and keeps no web UI.
 - **Priority.** Niced (:data:`NICE`), so the voice loop (wake word, speech) keeps real time on a small
   machine while the model computes; ``[embedded] threads`` (0 = one per core); no busy polling.
-- **Slots.** One per prompt (:data:`SLOTS`, pinned by ``id_slot``): each kind of request's, and the
-  general prompt with the device tools (``chat.prompt_name``), each ``[embedded] context`` tokens, so
-  each keeps its processed prompt (system prompt and tools); saved under the
+- **Slots.** One per kind of request (:data:`SLOTS`, pinned by ``id_slot``), each ``[embedded]
+  context`` tokens, so each kind keeps its processed prompt (system prompt and tools); saved under the
   state directory after the warm-up (``--slot-save-path``) and restored at the next start, so a restarted
   daemon is warm again in a moment. The files are named by the model file they belong to.
 - **Never orphaned.** The child gets SIGKILL when the daemon's thread that started it dies, even by
@@ -75,7 +74,7 @@ SETUP_HINT = "run scripts/setup-llm (scripts/setup runs it)"
 #: How to get each cached model when it is missing.
 FETCH_HINTS = {"qwen2.5-coder-1.5b": "run scripts/setup-llm --with-1.5b"}
 #: One slot per kind of request: its prompt prefix (system prompt and tools) stays processed there.
-SLOTS: dict[str, int] = {"general": 0, "datetime": 1, "timer": 2, "device": 3, "web": 4, "general+tools": 5}
+SLOTS: dict[IntentKind, int] = {"general": 0, "datetime": 1, "timer": 2, "device": 3, "web": 4}
 #: The server's CPU priority: below the daemon's, whose voice loop must keep real time.
 NICE = 10
 #: A hang guard for loading the model and answering ``/health`` (seconds on a quiet machine).
@@ -397,7 +396,7 @@ class EmbeddedServer:
             key = self.settings.model
         return f"{self.label}-{hashlib.sha256(key.encode()).hexdigest()[:12]}-{kind}.bin"
 
-    async def _slot_action(self, kind: str, action: Literal["save", "restore"]) -> bool:
+    async def _slot_action(self, kind: IntentKind, action: Literal["save", "restore"]) -> bool:
         body = {"filename": self._slot_file(kind)}
         try:
             async with httpx.AsyncClient(timeout=REQUEST_TIMEOUT_S, trust_env=False) as client:
@@ -410,7 +409,7 @@ class EmbeddedServer:
             return False
         return True
 
-    async def restore_slots(self, kinds: Sequence[str]) -> list[str]:
+    async def restore_slots(self, kinds: Sequence[IntentKind]) -> list[IntentKind]:
         """Restore each kind's saved slot (processed prompt), where a file of this model is there."""
         restored = []
         for kind in kinds:
@@ -418,7 +417,7 @@ class EmbeddedServer:
                 restored.append(kind)
         return restored
 
-    async def save_slots(self, kinds: Sequence[str]) -> list[str]:
+    async def save_slots(self, kinds: Sequence[IntentKind]) -> list[IntentKind]:
         """Save each kind's slot; slot files of other models (or sizes) are removed."""
         saved = [kind for kind in kinds if await self._slot_action(kind, "save")]
         keep = {self._slot_file(kind) for kind in SLOTS}
@@ -519,7 +518,7 @@ class EmbeddedClient(OpenAIClient):
         self._follow()
         return await super().warm_up()
 
-    async def warm_tiers(self, tiers: Mapping[str, Sequence[BaseTool]]) -> dict[str, float]:
+    async def warm_tiers(self, tiers: Mapping[IntentKind, Sequence[BaseTool]]) -> dict[str, float]:
         """The saved slots first (a restart is warm at once), then each tier's prompt (only what differs
         from the restored one is processed), then the slots saved for the next start."""
         kinds = [kind for kind in tiers if kind in SLOTS]

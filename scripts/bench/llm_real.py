@@ -52,7 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from homeassist.assistant.answering import ONE_MOMENT
 from homeassist.config.loader import load_settings
 from homeassist.daemon import Runtime, build_runtime
-from homeassist.daemon.monitors import warmed_prompts
+from homeassist.daemon.monitors import WARMED_TIERS
 from homeassist.errors import AmbiguousDeviceError, DeviceNotFoundError
 from homeassist.intent.classifier import normalize_text
 from homeassist.intent.grounding import light_wish
@@ -289,7 +289,7 @@ async def bench_real(model: str, requests: list[dict[str, Any]], modes: Sequence
             client = runtime.model
             assert isinstance(client, EmbeddedClient)
             await client.serve()
-            await client.warm_tiers(warmed_prompts(runtime.tools))
+            await client.warm_tiers({kind: runtime.tools.tools_for(kind) for kind in WARMED_TIERS})
             # Tokens counted by the same server (``LlamaServer``'s /tokenize and /apply-template).
             llm = LlamaServer(cached_model(MODELS[model]))
             llm.port = client.server.port

@@ -336,15 +336,15 @@ async def test_how_warm_it_is_inside_is_read_from_the_homes_sensor(closed_url: s
         await runtime.aclose()
 
 
-async def test_a_request_left_between_a_question_and_the_home_has_a_prompt_of_its_own(
+async def test_a_request_left_between_a_question_and_the_home_gets_the_device_tiers_prompt(
     sim_url: str,
 ) -> None:
-    # The general prompt with the device tools: named apart (``prompt_name``), so a server with a slot
-    # per prompt keeps it processed beside the general and the device ones.
+    # Its tools are the device tier's; with that tier's prompt too, the server's processed device
+    # prompt is reused (and the model sees the examples of wishes).
     text = "I'd really love a cup of coffee"
     intent = IntentClassifier().classify(text, None)
-    assert intent.kind == "general" and "device" in intent.also, intent  # the case this test is about
-    names: list[str | None] = []
+    assert intent.kind == "general" and intent.also == ("device",), intent  # the case this test is about
+    kinds: list[str | None] = []
     async with OllamaStandIn() as ollama:
         runtime = runtime_for(ollama.url, HOMEASSIST_ZWAVE__URL=sim_url)
         client = runtime.model
@@ -352,7 +352,7 @@ async def test_a_request_left_between_a_question_and_the_home_has_a_prompt_of_it
         pinned = client._pinned
 
         def record(chat: Any) -> Any:
-            names.append(answering_kind.get())
+            kinds.append(answering_kind.get())
             return pinned(chat)
 
         client._pinned = record  # type: ignore[method-assign]
@@ -364,5 +364,5 @@ async def test_a_request_left_between_a_question_and_the_home_has_a_prompt_of_it
             await runtime.aclose()
     system = [body["messages"][0]["content"] for body in ollama.chats]
     assert tool_names(ollama.chats[0]) == list(DEVICE_TOOLS) and ollama.chats[1]["tools"] == []
-    assert system[0].startswith(KIND_HINTS["general"]) and system[1].startswith(KIND_HINTS["general"])
-    assert names == ["general+tools", "general"]
+    assert system[0].startswith(KIND_HINTS["device"]) and system[1].startswith(KIND_HINTS["general"])
+    assert kinds == ["device", "general"]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from langchain_core.tools import BaseTool, tool
+from langchain_core.tools import BaseTool
 
 from homeassist.config.settings import EmbeddedSettings, OllamaSettings
 from homeassist.daemon.monitors import watch_model
@@ -28,6 +28,7 @@ from homeassist.llm.embedded import (
     EmbeddedServer,
     choose_provider,
 )
+from homeassist.messages import IntentKind
 from homeassist.tools.executor import ToolExecutor
 from tests.conftest import free_port, wait_until_async
 from tests.llm.real_model import CACHE_DIR, MODEL_0_5B, cached_model
@@ -183,30 +184,21 @@ async def test_a_crashed_server_is_restarted_and_a_request_meanwhile_hears_one_s
     assert task.done() and client.server.pid is None
 
 
-@tool
-def list_devices(area: str = "") -> str:
-    """The home's devices, of one area if given."""
-    return "Kitchen Light (light, Kitchen): off"
-
-
 async def test_the_warmed_prompts_are_saved_and_restored_by_the_next_server(tmp_path: Path) -> None:
-    # Each kind's prompt, and the general prompt with the device tools, in a slot of its own.
-    device_tools: list[BaseTool] = [list_devices]
-    tiers: dict[str, list[BaseTool]] = {"general": [], "general+tools": device_tools, "device": device_tools}
+    tiers: dict[IntentKind, list[BaseTool]] = {"general": [], "device": []}
     client = client_for(tmp_path, threads=1)
     try:
         await client.serve()
         took = await client.warm_tiers(tiers)
-        assert set(took) == {"general", "general+tools", "device"}
+        assert set(took) == {"general", "device"}
     finally:
         await client.aclose()
     saved = sorted(p.name for p in (tmp_path / "state" / "llm-slots").glob("*.bin"))
-    assert [name.rsplit("-", 1)[1] for name in saved] == ["device.bin", "general+tools.bin", "general.bin"]
+    assert [name.rsplit("-", 1)[1] for name in saved] == ["device.bin", "general.bin"]
     again = client_for(tmp_path, threads=1)
     try:
         await again.serve()
-        restored = await again.server.restore_slots(["general", "general+tools", "device", "timer"])
-        assert restored == ["general", "general+tools", "device"]
+        assert await again.server.restore_slots(["general", "device", "timer"]) == ["general", "device"]
     finally:
         await again.aclose()
 

@@ -169,6 +169,22 @@ async def test_a_call_repeated_after_its_result_is_not_run_again_and_ends_with_t
     assert len(server.chats) == 2
 
 
+async def test_a_call_repeated_beside_a_new_one_runs_only_the_new_one(
+    server: OllamaStandIn, make_client: MakeClient, home: Home
+) -> None:
+    client, tools = make_client()
+    state = ("get_device_state", {"device": "Porch Light"})
+    server.script(
+        tool_calls(state),
+        tool_calls(state, ("turn_on", {"device": "Porch Light"})),
+        reply("never asked for"),
+    )
+    answer = await client.answer("the porch is pitch black", tools, kind="device")
+    assert [a.tool for a in answer.actions] == ["get_device_state", "turn_on"]
+    assert home.switched == [("Porch Light", True)] and answer.text == "Porch Light is now on."
+    assert "repeated_call" in answer.recoveries
+
+
 async def test_a_schema_sent_as_arguments_counts_as_none(
     server: OllamaStandIn, make_client: MakeClient
 ) -> None:
