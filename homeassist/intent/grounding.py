@@ -27,7 +27,9 @@ mean? The Porch Light?"), which the next request may pick like any other questio
 exactly one grounded device fits, the model is first told which (a ``Correction``: one more round), and
 the choice goes the way the words wish for light ("let the sun in": the blinds opened, never closed).
 A device argument the home cannot resolve as written runs on the grounded device the tool can act on
-that shares the most words with it ("front porch light", "living room dimmer"). Cancelling a timer is
+that shares the most words with it ("front porch light", "living room dimmer"). A request that says
+when ("in ten minutes ...", "at nine ...") is never acted on now: a call that acts at once is asked back
+("Do you want that done now?"); only ``schedule_device_action`` runs. Cancelling a timer is
 held to the same rule: only when the words ask for one to go ("cancel", "stop", "never mind"), else
 "Do you want me to cancel it?".
 """
@@ -41,6 +43,8 @@ from functools import lru_cache
 from typing import Any
 
 from homeassist.errors import AmbiguousDeviceError, DeviceNotFoundError
+from homeassist.intent.clock_times import search_at
+from homeassist.intent.durations import search_duration
 from homeassist.intent.home import HomeIndex, HomeSnapshot, IndexedDevice, index_of, normalize_name
 from homeassist.intent.said import Ask, Target
 from homeassist.intent.targets import parse, placed, resolve
@@ -192,6 +196,12 @@ class Guard:
             self._grounding = grounding_for(text, home, room=room, also=also)
         verdict = self._grounding.check(tool, args)
         if verdict is None or isinstance(verdict, dict):
+            if tool != "schedule_device_action" and says_later(text):
+                # "in ten minutes make the bedroom lamp nice for reading": never done now unasked (a
+                # model given the device tools has no way to do it later).
+                question = "Do you want that done now?"
+                self._grounding.asked.append((question, (Command(tool, dict(verdict or args)),)))
+                return question
             against = self._against_the_wish(tool, verdict or args)
             if against is not None:
                 return against
@@ -420,6 +430,16 @@ _SAYS_HOW = re.compile(r"\b(?:turn|switch|put|shut|open|close|lights? (?:on|off)
 
 #: The calls that switch a device on or off, or change how much it is on.
 _SWITCHING = frozenset({"turn_on", "turn_off", "toggle", "set_level", "change_level"})
+
+
+def says_later(text: str) -> bool:
+    """Whether the words say when, later than now: a delay ("in ten minutes", "after an hour") or a
+    clock time ("at nine"); "for ten minutes" and "for 7" say how long or which, not when."""
+    duration = search_duration(text)
+    if duration is not None and duration.later:
+        return True
+    at = search_at(duration.rest if duration else text)
+    return at is not None and at.prefix != "for"
 
 
 def light_wish(text: str) -> str | None:

@@ -377,3 +377,24 @@ def test_how_warm_it_feels_grounds_the_one_thermostat_the_home_has() -> None:
         "change_temperature", {"device": "Hallway Thermostat", "by": 1}
     )
     assert isinstance(asked, str) and "Attic Thermostat" in asked
+
+
+def test_a_request_that_says_when_is_never_acted_on_now() -> None:
+    text = normalize_text("in ten minutes make the bedroom lamp nice for reading")
+    guard = Guard(text, HOME)
+    assert guard.check("turn_on", {"device": "Bedroom Lamp"}) == "Do you want that done now?"
+    assert guard.asked[-1][1] == (Command("turn_on", {"device": "Bedroom Lamp"}),)
+    # Scheduling it is what the words ask, on what they name only.
+    later = {"device": "Bedroom Lamp", "action": "turn_on", "in_seconds": 600}
+    assert guard.check("schedule_device_action", later) is None
+    other = Guard(text, HOME).check("schedule_device_action", later | {"device": "Bedroom Blinds"})
+    assert other == "Did you mean the Bedroom Lamp?" and "Call schedule_device_action" in getattr(
+        other, "hint", ""
+    )
+    # "for ten minutes" says how long, not when.
+    assert (
+        Guard(normalize_text("turn on the bedroom lamp for ten minutes"), HOME).check(
+            "turn_on", {"device": "Bedroom Lamp"}
+        )
+        is None
+    )
