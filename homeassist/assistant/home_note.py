@@ -46,7 +46,8 @@ def home_note(control: HomeControl, text: str) -> str:
         home = control.home()
     except ZWaveError:
         return ""
-    said = parse(text.lower(), index_of(home.snapshot()))
+    norm = normalize_text(text)  # as the classifier and the grounding read the words
+    said = parse(norm, index_of(home.snapshot()))
     areas = list(said.areas) or [d.area for d in said.named if d.area]
     if not areas and (room := current_room()):
         areas = [room]
@@ -54,7 +55,6 @@ def home_note(control: HomeControl, text: str) -> str:
     # model takes the first device it is told of (the 0.5B turned off the Bedroom Blinds, listed before
     # the lamp, for "turn off the bedroom lamp").
     named = {d.name for d in said.named}
-    norm = normalize_text(text)
     heat = heat_words(norm)
     first = ("light", "cover") if light_wish(norm) else ("climate",) if heat else ()
     lines = []

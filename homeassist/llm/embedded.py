@@ -107,11 +107,6 @@ def cache_dir(env: Mapping[str, str] | None = None) -> Path:
     return Path(xdg) / "homeassist" / "llm"
 
 
-def model_label(settings: EmbeddedSettings) -> str:
-    """The model's name for logs, statistics and the profile (``EmbeddedSettings.label``)."""
-    return settings.label
-
-
 def server_file(settings: EmbeddedSettings, env: Mapping[str, str] | None = None) -> Path:
     """The llama-server binary; ModelNotConfiguredError naming the fix when it is not there."""
     path = Path(settings.server).expanduser() if settings.server else cache_dir(env) / "bin" / "llama-server"
@@ -187,7 +182,7 @@ class EmbeddedServer:
         self.state = state
         self.env = dict(os.environ if env is None else env)
         self.port = free_port()
-        self.label = model_label(settings)
+        self.label = settings.label
         self.log_path = state / LOG_FILE
         self.slot_dir = state / SLOT_DIR
         #: Set by the daemon's model component: it starts the server; requests never do.

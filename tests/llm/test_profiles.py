@@ -11,7 +11,7 @@ from homeassist.config.loader import load_settings
 from homeassist.llm.ollama import OllamaClient, parse_version
 from homeassist.llm.profiles import BUILTIN, DEFAULT, TOOL_PRIORITY, profile_for
 from homeassist.tools.executor import ToolExecutor
-from homeassist.tools.manager import DEVICE_TOOLS
+from homeassist.tools.manager import DEVICE_TOOLS, TIERS
 from tests.llm.conftest import Home
 from tests.llm.standin import OllamaStandIn, reply
 
@@ -64,8 +64,10 @@ def test_the_highest_priority_tools_are_kept() -> None:
         "set_level",
         "get_device_state",
     ]
-    # Every device and clock tool has a place in the written order.
+    # Every device and clock tool has a place in the written order, and every name there is a tool's
+    # (it named "start_timer" and "schedule_action", which no tool is called).
     assert set(DEVICE_TOOLS) | {"get_current_datetime"} <= set(TOOL_PRIORITY)
+    assert set(TOOL_PRIORITY) <= {name for names in TIERS.values() for name in names}
 
 
 def test_a_model_poor_at_multi_turn_gets_fewer_tool_rounds() -> None:
