@@ -11,7 +11,9 @@ on. It comes after the words, so the prompt's prefix (system prompt and tools) s
 words, no types in brackets: the 0.5B copied "Kitchen Light (light) off" into its calls' arguments.
 
 The devices the words name come first, then, for a wish for more or less light, the lights (for one
-about heat, the thermostats): a small model takes the first device it is told of. Words about heat
+about heat, the thermostats): a small model takes the first device it is told of. A wish for light
+ends the line with the way it goes ("The person wants less light."), unless the words say what to do:
+told only the room, the 0.5B switched a lamp "way too bright" on first (and had to be corrected). Words about heat
 from no room name the home's thermostats instead ("The Hallway Thermostat is mode heat, ...").
 
 Only names and states the home already has go in (never more than :data:`MAX_DEVICES` devices); a
@@ -25,7 +27,7 @@ import logging
 
 from homeassist.errors import ZWaveError
 from homeassist.intent.classifier import normalize_text
-from homeassist.intent.grounding import light_wish
+from homeassist.intent.grounding import SAYS_HOW, light_wish
 from homeassist.intent.home import index_of
 from homeassist.intent.targets import parse
 from homeassist.intent.thermostats import heat_words
@@ -56,7 +58,8 @@ def home_note(control: HomeControl, text: str) -> str:
     # the lamp, for "turn off the bedroom lamp").
     named = {d.name for d in said.named}
     heat = heat_words(norm)
-    first = ("light", "cover") if light_wish(norm) else ("climate",) if heat else ()
+    wish = light_wish(norm)
+    first = ("light", "cover") if wish else ("climate",) if heat else ()
     lines = []
     if heat and not areas:
         # "I'm freezing" from no room: the home's thermostats are what it can be about (a 0.5B told
@@ -73,4 +76,7 @@ def home_note(control: HomeControl, text: str) -> str:
         if devices:
             states = join_or([f"the {d.name} is {control.state_text(d)}" for d in devices], "and")
             lines.append(f"In the {area}, {states}.")
+    if lines and wish and not SAYS_HOW.search(norm):
+        # The way the wish goes, said plainly: the 0.5B switched a lamp "way too bright" on first.
+        lines.append("The person wants more light." if wish == "brighter" else "The person wants less light.")
     return " ".join(lines)

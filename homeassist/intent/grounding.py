@@ -226,7 +226,7 @@ class Guard:
         wish = light_wish(text)
         lit = device is not None and device.type in ("light", "cover")
         against = wish is not None and _goes(tool, args, "darker" if wish == "brighter" else "brighter")
-        if device is not None and lit and against and not _SAYS_HOW.search(text):
+        if device is not None and lit and against and not SAYS_HOW.search(text):
             choice = Command("turn_on" if wish == "brighter" else "turn_off", {"device": name})
             question = f"Do you want the {name} {_state_after(choice.tool, device.type)}?"
         hint = (
@@ -245,7 +245,7 @@ class Guard:
         wish = light_wish(text)
         warmer = _WARMER.search(text) is not None
         cooler = _COOLER.search(text) is not None
-        if (wish is None and warmer == cooler) or not home or _ASKS.match(text) or _SAYS_HOW.search(text):
+        if (wish is None and warmer == cooler) or not home or _ASKS.match(text) or SAYS_HOW.search(text):
             return None
         if self._grounding is None:
             self._grounding = grounding_for(text, home, room=room, also=also)
@@ -289,7 +289,7 @@ class Guard:
         bright" never switches it on (a 0.5B did both: issue 34). None when the call agrees, or the
         words wish for neither."""
         wish = light_wish(self._request[0])
-        if wish is None or self._grounding is None or _SAYS_HOW.search(self._request[0]):
+        if wish is None or self._grounding is None or SAYS_HOW.search(self._request[0]):
             return None
         try:
             targets = self._grounding.home.resolve(str(args.get("device") or ""))
@@ -426,7 +426,7 @@ _ASKS = re.compile(
 
 #: The words say what to do ("turn off the lamp, it's bright enough in here"): that is done, whatever
 #: they say of the light.
-_SAYS_HOW = re.compile(r"\b(?:turn|switch|put|shut|open|close|lights? (?:on|off))\b")
+SAYS_HOW = re.compile(r"\b(?:turn|switch|put|shut|open|close|lights? (?:on|off))\b")
 
 #: The calls that switch a device on or off, or change how much it is on.
 _SWITCHING = frozenset({"turn_on", "turn_off", "toggle", "set_level", "change_level"})

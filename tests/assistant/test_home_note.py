@@ -27,8 +27,13 @@ async def test_the_room_the_words_name_with_its_devices_and_their_state(control:
     await control.turn("Kitchen Light", False)
     await control.turn("Coffee Maker", False)  # the session's home: set what is asserted
     note = home_note(control, "it's too dark in the kitchen")
-    # A wish for light names the lights first.
-    assert note == "In the Kitchen, the Kitchen Light is off and the Coffee Maker is off."
+    # A wish for light names the lights first, and says which way it goes.
+    assert note == (
+        "In the Kitchen, the Kitchen Light is off and the Coffee Maker is off. The person wants more light."
+    )
+    assert home_note(control, "the kitchen light is way too bright").endswith("The person wants less light.")
+    # Words that say what to do are not a wish to explain.
+    assert "wants" not in home_note(control, "turn off the kitchen light, it's bright enough")
     assert home_note(control, "turn on the kitchen radio") == (
         "In the Kitchen, the Coffee Maker is off and the Kitchen Light is off."
     )
