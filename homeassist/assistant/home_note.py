@@ -13,8 +13,9 @@ words, no types in brackets: the 0.5B copied "Kitchen Light (light) off" into it
 The devices the words name come first, then, for a wish for more or less light, the lights (for one
 about heat, the thermostats): a small model takes the first device it is told of. A wish for light
 ends the line with the way it goes ("The person wants less light."), unless the words say what to do:
-told only the room, the 0.5B switched a lamp "way too bright" on first (and had to be corrected). Words about heat
-from no room name the home's thermostats instead ("The Hallway Thermostat is mode heat, ...").
+told only the room, the 0.5B switched a lamp "way too bright" on first (and had to be corrected).
+Words about heat from no room name the home's thermostats instead ("The Hallway Thermostat is mode
+heat, ...").
 
 Only names and states the home already has go in (never more than :data:`MAX_DEVICES` devices); a
 room the words do not name and the request does not come from gives no line, nor does a home that

@@ -29,8 +29,9 @@ the choice goes the way the words wish for light ("let the sun in": the blinds o
 A device argument the home cannot resolve as written runs on the grounded device the tool can act on
 that shares the most words with it ("front porch light", "living room dimmer"). A request that says
 when ("in ten minutes ...", "at nine ...") is never acted on now: a call that acts at once is asked back
-("Do you want that done now?"); only ``schedule_device_action`` runs. Cancelling a timer is
-held to the same rule: only when the words ask for one to go ("cancel", "stop", "never mind"), else
+("Do you want that done now?"); only ``schedule_device_action`` runs. A question ("how cold is it in
+the hallway") changes nothing: a call that acts is told to the model, once, then asked back. Cancelling
+a timer is held to the same rule: only when the words ask for one to go ("cancel", "stop", "never mind"), else
 "Do you want me to cancel it?".
 """
 
@@ -95,6 +96,9 @@ class Grounding:
     types: frozenset[str] = frozenset()
     #: The type noun said last ("lamp"), for the question back.
     noun: str = ""
+    #: The devices the words name themselves, by a name, alias or a word only its name has (not by a
+    #: place or a type): the only ones the model is ever told to act on instead (``Guard``).
+    named: frozenset[str] = frozenset()
     #: Questions asked so far in this request (the last one's choices wait for the answer).
     asked: list[tuple[str, tuple[Command, ...]]] = field(default_factory=list, compare=False)
 
@@ -116,6 +120,14 @@ class Grounding:
         question, choices = self._question(tool, args, targets)
         self.asked.append((question, choices))
         return question
+
+    def resolves(self, device: str) -> bool:
+        """Whether ``device`` is a device or group of the home, as the device tools resolve it."""
+        try:
+            self.home.resolve(device)
+        except (DeviceNotFoundError, AmbiguousDeviceError):
+            return False
+        return True
 
     def _named_in(self, tool: str, args: Mapping[str, Any]) -> dict[str, Any] | None:
         """``args`` on the grounded device the tool can act on that shares the most words with the
@@ -196,6 +208,17 @@ class Guard:
             self._grounding = grounding_for(text, home, room=room, also=also)
         verdict = self._grounding.check(tool, args)
         if verdict is None or isinstance(verdict, dict):
+            device = str((verdict or args).get("device"))
+            if _ASKS.match(text) and self._grounding.resolves(device):
+                # "how cold is it in the hallway": a question is answered, nothing changed (a 0.5B set
+                # the thermostat after reading it). A name the home lacks is the tool's to answer.
+                question = Correction(
+                    f"Do you want me to change the {device}?",
+                    "the person asked a question: answer it in words from what the tools said, and "
+                    "change nothing.",
+                )
+                self._grounding.asked.append((question, (Command(tool, dict(verdict or args)),)))
+                return question
             if tool != "schedule_device_action" and says_later(text):
                 # "in ten minutes make the bedroom lamp nice for reading": never done now unasked (a
                 # model given the device tools has no way to do it later).
@@ -210,7 +233,8 @@ class Guard:
         return verdict
 
     def _named_instead(self, tool: str, args: Mapping[str, Any], question: str) -> str:
-        """A call on a device the words did not name, where they name exactly one the tool fits: the
+        """A call on a device the words did not name, where they name exactly one the tool fits (by its
+        name, not by a place or a type: ``Grounding.named``): the
         model is told which (once; ``Correction``), as it would do it in the way the words wish for
         ("too much glare from the bedroom lamp" -> the Bedroom Blinds switched off: turn_off for the
         Bedroom Lamp; "let the sun in" -> the lamp switched off: turn_on for the blinds). The answer's
@@ -229,6 +253,12 @@ class Guard:
         if device is not None and lit and against and not SAYS_HOW.search(text):
             choice = Command("turn_on" if wish == "brighter" else "turn_off", {"device": name})
             question = f"Do you want the {name} {_state_after(choice.tool, device.type)}?"
+        if name not in self._grounding.named:
+            # Grounded by a place or a type only ("open up the bedroom so the morning light comes in"
+            # grounds the bedroom's lights by the word "light"): the person is asked, the model is
+            # never sent there (told to, a 0.5B switched the Bedroom Lamp on instead of the blinds).
+            self._grounding.asked[-1] = (question, (choice,))
+            return question
         hint = (
             f"the person named the {name}, not {args.get('device')}. "
             f"Call {choice.tool} for the {name} instead."
@@ -362,6 +392,7 @@ def grounding_for(
     # A word of one device's own name said ("the coffee thing"): that device, never a group.
     content = set(said.content)
     devices.update(name for name, own in _distinctive(index).items() if content & own)
+    named = frozenset(devices)
     group = said.plural or said.here or (bool(said.areas) and not said.named)
     # The one device, or the group, the resolver finds for the words.
     found = resolve(said, index)
@@ -399,6 +430,7 @@ def grounding_for(
         group=group,
         types=types,
         noun=said.nouns[-1] if said.nouns else "",
+        named=named,
     )
 
 

@@ -329,8 +329,9 @@ async def bench_real(model: str, requests: list[dict[str, Any]], modes: Sequence
     return {"model": model, "bound_s": bound_s, "tokens": tokens, "requests": [asdict(o) for o in outcomes]}
 
 
-#: A reply that promises what no tool did ("Sure, I can order you a pizza").
-_SURE = re.compile(r"\s*(?:sure|of course|certainly)\b", re.IGNORECASE)
+#: A reply that promises what no tool did ("Sure, I can order you a pizza", "Yes, I can help you with
+#: that").
+_SURE = re.compile(r"\s*(?:sure|of course|certainly|absolutely|yes,? i can|i can help)\b", re.IGNORECASE)
 
 
 def _against_the_wish(row: dict[str, Any]) -> bool:

@@ -69,10 +69,9 @@ async def test_each_path_acts_only_on_what_the_person_named_with_requests_in_bet
             assert glare.text == "Bedroom Lamp is now off." and "corrected" in glare.recoveries
             assert (await runtime.assistant.handle("is the front door locked")).path == "local"
 
-            # The model keeps reaching for the lamp for daylight: the person is asked about the blinds,
-            # and answers with a command of their own, which is what runs.
-            wrong = tool_calls(("turn_off", {"device": "Bedroom Lamp"}))
-            ollama.script(wrong, wrong)
+            # The model reaches for the lamp for daylight: the blinds are grounded only by the place, so
+            # the person is asked about them, and answers with a command of their own, which is what runs.
+            ollama.script(tool_calls(("turn_off", {"device": "Bedroom Lamp"})))
             asked = await runtime.assistant.handle("let some daylight into the bedroom")
             assert asked.text == "Do you want the Bedroom Blinds open?" and not any(
                 a.ok for a in asked.actions

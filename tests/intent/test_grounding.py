@@ -305,16 +305,18 @@ def test_reading_without_a_wish_runs() -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "tool", "args", "question", "command"),
+    ("text", "tool", "args", "question", "command", "told"),
     [
-        # The real 0.5B's calls (issue 34): the words name one device the tool fits, so the model is told
-        # which, and the answer's choice goes the way the words wish.
+        # The real 0.5B's calls (issue 34): where the words name one device the tool fits by its name,
+        # the model is told which; grounded only by a place or a type, the person is asked. Either way
+        # the answer's choice goes the way the words wish.
         (
             "too much glare from the bedroom lamp",
             "turn_off",
             {"device": "Bedroom Blinds"},
             "Did you mean the Bedroom Lamp?",
             Command("turn_off", {"device": "Bedroom Lamp"}),
+            True,
         ),
         (
             "the bedroom's too gloomy, let the sun in",
@@ -322,6 +324,17 @@ def test_reading_without_a_wish_runs() -> None:
             {"device": "Bedroom Lamp"},
             "Do you want the Bedroom Blinds open?",
             Command("turn_on", {"device": "Bedroom Blinds"}),
+            False,
+        ),
+        (
+            # "light" grounds the bedroom's lights, though the blinds are what lets the morning in: the
+            # model, told to use the lamp, switched it on; asked, the person can say which.
+            "open up the bedroom so the morning light comes in",
+            "turn_on",
+            {"device": "Bedroom Blinds"},
+            "Did you mean the Bedroom Lamp?",
+            Command("turn_on", {"device": "Bedroom Lamp"}),
+            False,
         ),
         (
             "set the thermostat to 75F",
@@ -329,19 +342,23 @@ def test_reading_without_a_wish_runs() -> None:
             {"device": "Kitchen Light", "degrees": 75},
             "Did you mean the Hallway Thermostat?",
             Command("set_temperature", {"device": "Hallway Thermostat", "degrees": 75}),
+            False,
         ),
     ],
 )
-def test_a_call_on_a_device_not_named_tells_the_model_the_one_named(
-    text: str, tool: str, args: dict[str, Any], question: str, command: Command
+def test_a_call_on_a_device_not_named_tells_the_model_only_the_one_named_by_its_name(
+    text: str, tool: str, args: dict[str, Any], question: str, command: Command, told: bool
 ) -> None:
     guard = Guard(normalize_text(text), HOME)
     asked = guard.check(tool, args)
     assert asked == question
     hint = getattr(asked, "hint", "")
-    assert f"Call {command.tool} for the {command.args['device']}" in hint and str(args["device"]) in hint
+    if told:
+        assert f"Call {command.tool} for the {command.args['device']}" in hint and str(args["device"]) in hint
+    else:
+        assert not hint
     assert guard.asked[-1] == (question, (command,))
-    # Told, the model's call on the one named runs.
+    # The call on the one named (or the answer's choice) runs.
     assert guard.check(command.tool, command.args) is None
 
 
@@ -398,3 +415,19 @@ def test_a_request_that_says_when_is_never_acted_on_now() -> None:
         )
         is None
     )
+
+
+def test_a_question_changes_nothing() -> None:
+    # The real 0.5B read the thermostat for "how cold is it in the hallway", then set it.
+    guard = Guard(normalize_text("how cold is it in the hallway"), HOME)
+    assert guard.check("get_device_state", {"device": "Hallway Thermostat"}) is None
+    asked = guard.check("set_temperature", {"device": "Hallway Thermostat", "degrees": 21.5})
+    assert asked == "Do you want me to change the Hallway Thermostat?"
+    assert "change nothing" in getattr(asked, "hint", "")
+    assert guard.asked[-1][1] == (
+        Command("set_temperature", {"device": "Hallway Thermostat", "degrees": 21.5}),
+    )
+    for text in ("is the coffee maker still going", "what's on in the kitchen"):
+        assert Guard(normalize_text(text), HOME).check("turn_on", {"device": "Coffee Maker"}) is not None, (
+            text
+        )
