@@ -77,7 +77,11 @@ _CANCELS = re.compile(
     r"switch off|shut off|get rid of|never ?mind|don'?t need|no longer need)\b"
 )
 #: Words of daylight: what a place's covers let in (or keep out), not its lights.
-_DAYLIGHT = re.compile(r"\b(?:daylight|day light|sunlight|sunshine|natural light|the sun|sun light)\b")
+_DAYLIGHT = re.compile(
+    r"\b(?:daylight|day light|sunlight|sunshine|natural light|the sun|sun light|morning light)\b"
+    r"|\blight (?:comes?|coming|pours?|pouring|floods?|flooding|streams?|streaming) in\b"
+    r"|\blet (?:the |some |more )?light in\b"
+)
 #: At most this many devices are offered as answers to a question back.
 MAX_CHOICES = 3
 
@@ -381,10 +385,13 @@ def grounding_for(
     index = index_of(dict(home))
     model = _home_of(index)
     said = placed(parse(text, index), text, room)
-    types = frozenset(TYPE_NOUNS[n] for n in said.nouns) | frozenset(
+    daylight = _DAYLIGHT.search(text) is not None
+    # "light" in words of daylight ("the morning light comes in") is no lamp: it names no type.
+    nouns = [n for n in said.nouns if not (daylight and n in ("light", "lights"))]
+    types = frozenset(TYPE_NOUNS[n] for n in nouns) | frozenset(
         kind for kind, hints in TYPE_HINTS.items() if hints & set(said.content)
     )
-    if _DAYLIGHT.search(text):
+    if daylight:
         # Daylight comes in through the covers: "let some daylight into the bedroom" grounds the
         # bedroom's blinds, never its lamp (a 0.5B set the lamp to 50 %: issue 34).
         types |= {"cover"}
@@ -394,8 +401,8 @@ def grounding_for(
     devices.update(name for name, own in _distinctive(index).items() if content & own)
     named = frozenset(devices)
     group = said.plural or said.here or (bool(said.areas) and not said.named)
-    # The one device, or the group, the resolver finds for the words.
-    found = resolve(said, index)
+    # The one device, or the group, the resolver finds for the words (not by a "light" of daylight).
+    found = resolve(said, index) if len(nouns) == len(said.nouns) or said.named else None
     phrases = list(also)
     if isinstance(found, Target):
         phrases.append(found.device)
@@ -429,7 +436,7 @@ def grounding_for(
         devices=frozenset(devices),
         group=group,
         types=types,
-        noun=said.nouns[-1] if said.nouns else "",
+        noun=nouns[-1] if nouns else "",
         named=named,
     )
 

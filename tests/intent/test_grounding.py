@@ -156,8 +156,14 @@ def test_a_device_the_home_lacks_runs_on_the_grounded_one_the_tool_can_act_on() 
 
 
 def test_daylight_in_a_room_grounds_its_covers_never_its_lights() -> None:
-    # The real 0.5B set the Bedroom Lamp to 50 % for a wish for daylight (issue 34).
-    for text in ("let some daylight into the bedroom", "the bedroom's too gloomy, let the sun in"):
+    # The real 0.5B set the Bedroom Lamp to 50 % for a wish for daylight (issue 34); the 1.5B set it to
+    # 100 % for "the morning light", whose "light" had grounded the bedroom's lights.
+    for text in (
+        "let some daylight into the bedroom",
+        "the bedroom's too gloomy, let the sun in",
+        "open up the bedroom so the morning light comes in",
+        "let the light in in the bedroom",
+    ):
         assert check(text, "set_level", device="Bedroom Blinds", percent=100) is None, text
         assert check(text, "turn_on", device="bedroom blinds") is None, text
         for wrong in ("bedroom", "Bedroom Lamp"):
@@ -324,16 +330,6 @@ def test_reading_without_a_wish_runs() -> None:
             {"device": "Bedroom Lamp"},
             "Do you want the Bedroom Blinds open?",
             Command("turn_on", {"device": "Bedroom Blinds"}),
-            False,
-        ),
-        (
-            # "light" grounds the bedroom's lights, though the blinds are what lets the morning in: the
-            # model, told to use the lamp, switched it on; asked, the person can say which.
-            "open up the bedroom so the morning light comes in",
-            "turn_on",
-            {"device": "Bedroom Blinds"},
-            "Did you mean the Bedroom Lamp?",
-            Command("turn_on", {"device": "Bedroom Lamp"}),
             False,
         ),
         (
