@@ -91,6 +91,8 @@ class Outcome:
     prompt_tokens: int
     cold: bool
     recoveries: list[str] = field(default_factory=list)
+    #: The row asks for an action (its tool acts): a "Sure" with nothing done is false whatever the kind.
+    wants_action: bool = False
     #: Tokens of the reply and of the longest call, as the model's tokenizer counts them (what the
     #: per-turn limit must leave room for).
     reply_tokens: int = 0
@@ -253,6 +255,7 @@ async def ask(
         prompt_tokens=tokens.get(kind, 0),
         cold=cold,
         recoveries=list(reply.recoveries),
+        wants_action=bool(wanted_tools & ACTING_TOOLS),
     )
 
 
@@ -359,9 +362,13 @@ def totals(result: dict[str, Any], mode: str) -> dict[str, Any]:
         "right": sum(r["ok"] for r in rows),
         "device_model": f"{sum(r['ok'] for r in device_rows)}/{len(device_rows)}",
         "wrong_way": sum(_against_the_wish(r) for r in rows),
-        # Chit-chat may begin "Sure!" ("tell me a joke"); a request for an action may not, unless it acted.
+        # Chit-chat may begin "Sure!" ("tell me a joke"); a request for an action may not, unless it acted,
+        # whatever kind the router made it ("can I have the porch lit up": general, "Yes, I can help").
         "false_sure": sum(
-            bool(_SURE.match(r["reply"])) and r["kind"] != "general" and not r["devices"] for r in rows
+            bool(_SURE.match(r["reply"]))
+            and (r["kind"] != "general" or r.get("wants_action", False))
+            and not r["devices"]
+            for r in rows
         ),
         "not_named": sum(len(r["not_named"]) for r in rows),
         "unasked": sum(len(r["unasked"]) for r in rows),
