@@ -24,13 +24,15 @@ the device tools resolve it, ``zwave.home.Home``) is grounded, and, when that is
 the person named a group (a plural, "all", an area alone, "here"). Otherwise nothing runs and the
 person is asked, with the grounded devices that fit the tool as the answers ("Which light do you
 mean? The Porch Light?"), which the next request may pick like any other question's choices. Where
-exactly one grounded device fits, the model is first told which (a ``Correction``: one more round), and
-the choice goes the way the words wish for light ("let the sun in": the blinds opened, never closed).
+exactly one device named by its name fits, the model is first told which (a ``Correction``: one more
+round); either way the choice goes the way the words wish for light ("let the sun in": the blinds
+opened, never closed).
 A device argument the home cannot resolve as written runs on the grounded device the tool can act on
 that shares the most words with it ("front porch light", "living room dimmer"). A request that says
 when ("in ten minutes ...", "at nine ...") is never acted on now: a call that acts at once is asked back
 ("Do you want that done now?"); only ``schedule_device_action`` runs. A question ("how cold is it in
-the hallway") changes nothing: a call that acts is told to the model, once, then asked back. Cancelling
+the hallway") changes nothing: a call that acts is told to the model, once, then asked back. What the
+classifier itself resolved the words to is run as it is. Cancelling
 a timer is held to the same rule: only when the words ask for one to go ("cancel", "stop", "never mind"), else
 "Do you want me to cancel it?".
 """
@@ -190,10 +192,12 @@ class Guard:
     ) -> None:
         # What the request already resolved to grounds a call on it: the classifier's command and a
         # question's choices, and the device a follow-up refers to.
-        devices = tuple(
-            str(c.args["device"]) for c in also if c is not None and isinstance(c.args.get("device"), str)
-        )
+        resolved = tuple(c for c in also if c is not None)
+        devices = tuple(str(c.args["device"]) for c in resolved if isinstance(c.args.get("device"), str))
         self._request = (text, home, room, devices)
+        #: What the classifier resolved the words to: run as it is (a question's own "do turn off the
+        #: porch light", an answer's choice), never held as a question or as a request for later.
+        self._resolved = resolved
         self._grounding: Grounding | None = None
         self._cancel_asked: list[tuple[str, tuple[Command, ...]]] = []
 
@@ -213,7 +217,9 @@ class Guard:
         verdict = self._grounding.check(tool, args)
         if verdict is None or isinstance(verdict, dict):
             device = str((verdict or args).get("device"))
-            if _ASKS.match(text) and self._grounding.resolves(device):
+            own = any(c.tool == tool and dict(c.args) == dict(args) for c in self._resolved)
+            asks = _ASKS.match(text) and not SAYS_HOW.search(text)
+            if asks and not own and self._grounding.resolves(device):
                 # "how cold is it in the hallway": a question is answered, nothing changed (a 0.5B set
                 # the thermostat after reading it). A name the home lacks is the tool's to answer.
                 question = Correction(
@@ -223,7 +229,7 @@ class Guard:
                 )
                 self._grounding.asked.append((question, (Command(tool, dict(verdict or args)),)))
                 return question
-            if tool != "schedule_device_action" and says_later(text):
+            if tool != "schedule_device_action" and not own and says_later(text):
                 # "in ten minutes make the bedroom lamp nice for reading": never done now unasked (a
                 # model given the device tools has no way to do it later).
                 question = "Do you want that done now?"

@@ -427,3 +427,24 @@ def test_a_question_changes_nothing() -> None:
         assert Guard(normalize_text(text), HOME).check("turn_on", {"device": "Coffee Maker"}) is not None, (
             text
         )
+
+
+def test_what_the_classifier_resolved_runs_as_it_is() -> None:
+    # "do turn off the porch light" begins like a question; its own command is no question.
+    text = normalize_text("do turn off the porch light")
+    command = Command("turn_off", {"device": "Porch Light"})
+    assert Guard(text, HOME, also=(command,)).check(command.tool, command.args) is None
+    # Words that say what to do are a request, whoever calls: "is it possible to turn on the porch light".
+    polite = Guard(normalize_text("is it possible to turn on the porch light"), HOME)
+    assert polite.check("turn_on", {"device": "Porch Light"}) is None
+    # "yes" to "Do you want that done now?": the answer's choice runs.
+    later = Command("turn_on", {"device": "Bedroom Lamp"})
+    assert Guard(normalize_text("yes"), HOME, also=(later,)).check(later.tool, later.args) is None
+
+
+def test_the_classifiers_own_command_is_never_held_as_a_request_for_later() -> None:
+    # "at 21" reads as a clock time too; the classifier's setpoint is what the words mean.
+    text = normalize_text("set the thermostat at 21")
+    command = Command("set_temperature", {"device": "Hallway Thermostat", "degrees": 21.0})
+    assert Guard(text, HOME, also=(command,)).check(command.tool, command.args) is None
+    assert Guard(text, HOME).check(command.tool, command.args) == "Do you want that done now?"
