@@ -57,12 +57,6 @@ class ModelResponseError(ModelError):
     spoken = "The language model stopped in the middle of its answer; please try again."
 
 
-class ToolError(HomeassistError):
-    """A tool could not do what it was asked; its message is what the model and the user see."""
-
-    spoken = "That didn't work."
-
-
 class ZWaveError(HomeassistError):
     """A Z-Wave request failed: no connection, an unknown device, a refused command."""
 

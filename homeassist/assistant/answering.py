@@ -1,11 +1,11 @@
 """The answers that take time: the model's, and the web search's (with the model reading the results).
 
-Both are bounded and speak while the person waits (DESIGN.md, security rules: every request has a time
-bound). The model's answer (:func:`model_answer`): when nothing has been said ``MOMENT_AFTER_S`` into
-it, the person hears "One moment." once; past ``within_s`` it is abandoned with a ModelTimeoutError
-whose sentence says so (the tool calls it made by then stay made). The web answer
-(:func:`web_answer`): "Let me look that up" when the search takes over a second, then the model
-answers from the results with no tools bound.
+Both are bounded and speak while the person waits (the README's "The model is a guest": every request
+has a time bound). The model's answer (:func:`model_answer`): when nothing has been said
+``MOMENT_AFTER_S`` into it, the person hears "One moment." once; past ``within_s`` it is abandoned with
+a ModelTimeoutError whose sentence says so (the tool calls it made by then stay made). The web answer
+(:func:`web_answer`): "Let me look that up" when the search takes over a second, then the model answers
+from the results with no tools bound.
 """
 
 from __future__ import annotations

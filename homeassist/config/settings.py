@@ -2,7 +2,7 @@
 
 Every field carries a one-line description (shown by ``homeassist config check`` and mirrored in
 ``config/homeassist.toml``) and, where its type does not say it, the allowed values in words, so a
-configuration error can name them. Keys and sections follow the table in DESIGN.md.
+configuration error can name them. Keys and sections are the README's (Configuration).
 """
 
 from __future__ import annotations

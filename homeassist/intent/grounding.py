@@ -1,10 +1,10 @@
 """Whether a call that acts on a device is grounded in what the person said: one rule, whoever asks.
 
-A model is a guest in the home (DESIGN.md, security rules): the device or group in its tool call acts
-only when the person's words name it. The same rule holds for the local path (whose commands the
-classifier resolved from those words, so they pass) and for anything else that acts during a request;
-the ToolExecutor asks a :class:`Grounding` about every call (``tools.executor.guarded``), so there is
-one place where acting is decided.
+A model is a guest in the home (the README's "The model is a guest"): the device or group in its tool
+call acts only when the person's words name it. The same rule holds for the local path (whose commands
+the classifier resolved from those words, so they pass) and for anything else that acts during a
+request; the ToolExecutor asks a :class:`Grounding` about every call (``tools.executor.guarded``), so
+there is one place where acting is decided.
 
 What the words ground (:func:`grounding_for`):
 

@@ -1,7 +1,7 @@
 """The home the classifier reads (``HomeSnapshot``: devices with names, areas, types and aliases) and
 its index (``HomeIndex`` of ``IndexedDevice``).
 
-Shape (DESIGN.md): ``{"devices": [{"name", "area", "type", "aliases"?}], "areas": [...], "floors": [...]}``
+Shape: ``{"devices": [{"name", "area", "type", "aliases"?}], "areas": [...], "floors": [...]}``
 with Home Assistant's domain words as types (light, switch, fan, climate, lock, cover, sensor,
 binary_sensor, ...). The Z-Wave layer's ``Home.snapshot()`` builds it from the real network; tests and
 evaluations pass it in.

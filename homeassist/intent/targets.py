@@ -1,6 +1,6 @@
 """What a device request's words name in the home, and the one command (or question) they resolve to.
 
-The rule (DESIGN.md, security rules): a command acts without the model only on exactly what it
+The rule (the README's "The model is a guest"): a command acts without the model only on exactly what it
 names. One device by its name, an alias, its name with another noun of its type ("the porch lamp"
 for the Porch Light), or the words of one device only ("the coffee"); an area alone is its lights
 (Home Assistant's convention), never its switches, covers or locks; "all the lights" are lights; a

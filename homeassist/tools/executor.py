@@ -137,9 +137,6 @@ class ToolExecutor:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
         self._tools[tool.name] = tool
 
-    def unregister(self, name: str) -> None:
-        self._tools.pop(name, None)
-
     def get(self, name: str) -> BaseTool | None:
         return self._tools.get(name)
 

@@ -35,7 +35,6 @@ from homeassist.zwave.home import Device
 #: ``ZWaveUnavailableError`` while the home cannot be read.
 ResolveDevice = Callable[[str], Sequence[Device]]
 
-DEVICE_ACTIONS = ("turn_on", "turn_off", "set_level")
 NO_DAEMON = "Timers need homeassist running as a service (homeassist run); none is running."
 MAX_SECONDS = 7 * 24 * 3600
 

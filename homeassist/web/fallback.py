@@ -43,7 +43,6 @@ _LOGGER = logging.getLogger(__name__)
 
 NAVIGATE = "browser_navigate"
 SNAPSHOT = "browser_snapshot"
-BROWSER_TOOLS = (NAVIGATE, SNAPSHOT)
 #: What the user hears when a search takes longer than ``NOTICE_AFTER_S``.
 LOOKUP_NOTICE = "Let me look that up."
 NOTICE_AFTER_S = 1.0
