@@ -304,6 +304,16 @@ class _When:
         return None if search_at(self.at.rest) else self.at
 
 
+def says_later(norm: str) -> bool:
+    """Whether the words say when, later than now, as the classifier reads a delayed request: a delay
+    ("in ten minutes", "after an hour") or a time to act at ("at nine"); "for ten minutes", "for 7",
+    "until 10" and "by 7" say how long, which or till when, not when."""
+    when = _when(norm)
+    if when.duration is not None and when.duration.later:
+        return True
+    return when.at is not None and when.at.prefix in _AT_WORDS and when.at.prefix != "for"
+
+
 def _when(norm: str) -> _When:
     other_day = bool(_RECURRING.search(norm)) or mentions_other_day(norm)
     duration = search_duration(norm)

@@ -46,8 +46,7 @@ from functools import lru_cache
 from typing import Any
 
 from homeassist.errors import AmbiguousDeviceError, DeviceNotFoundError
-from homeassist.intent.clock_times import search_at
-from homeassist.intent.durations import search_duration
+from homeassist.intent.classifier import says_later
 from homeassist.intent.home import HomeIndex, HomeSnapshot, IndexedDevice, index_of, normalize_name
 from homeassist.intent.said import Ask, Target
 from homeassist.intent.targets import parse, placed, resolve
@@ -475,16 +474,6 @@ SAYS_HOW = re.compile(r"\b(?:turn|switch|put|shut|open|close|lights? (?:on|off))
 
 #: The calls that switch a device on or off, or change how much it is on.
 _SWITCHING = frozenset({"turn_on", "turn_off", "toggle", "set_level", "change_level"})
-
-
-def says_later(text: str) -> bool:
-    """Whether the words say when, later than now: a delay ("in ten minutes", "after an hour") or a
-    clock time ("at nine"); "for ten minutes" and "for 7" say how long or which, not when."""
-    duration = search_duration(text)
-    if duration is not None and duration.later:
-        return True
-    at = search_at(duration.rest if duration else text)
-    return at is not None and at.prefix != "for"
 
 
 def light_wish(text: str) -> str | None:

@@ -404,6 +404,13 @@ def test_a_request_that_says_when_is_never_acted_on_now() -> None:
     assert other == "Did you mean the Bedroom Lamp?" and "Call schedule_device_action" in getattr(
         other, "hint", ""
     )
+    # "until 10" says till when: the lamp goes on now.
+    assert (
+        Guard(normalize_text("keep the bedroom lamp on until 10"), HOME).check(
+            "turn_on", {"device": "Bedroom Lamp"}
+        )
+        is None
+    )
     # "for ten minutes" says how long, not when.
     assert (
         Guard(normalize_text("turn on the bedroom lamp for ten minutes"), HOME).check(
