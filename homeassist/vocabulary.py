@@ -47,6 +47,11 @@ TYPE_NOUNS: dict[str, str] = {
     "fan": "fan",
     "sensor": "sensor",
 }
+#: Each type noun as a regular expression that also matches its plural ("lights?", "switch(?:es)?"):
+#: the router's device nouns start with these (``intent.cue_patterns``).
+TYPE_NOUN_PATTERNS: tuple[str, ...] = tuple(
+    f"{noun}(?:es)?" if noun.endswith(("ch", "sh")) else f"{noun}s?" for noun in TYPE_NOUNS
+)
 #: The noun that means every device of its type in a group ("all the lights" is every light, lamps
 #: included); another noun in a group means the devices whose names say it ("the lamps"), or, when no
 #: name does, every device of the type ("the bulbs").

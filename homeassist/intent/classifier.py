@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from homeassist import toolspec
 from homeassist.intent.abilities import cannot_do
 from homeassist.intent.actions import device_command
 from homeassist.intent.answers import choose
@@ -250,16 +251,9 @@ def _follow_up(norm: str, said: Said, index: HomeIndex, follow_up: FollowUp) -> 
 
 
 def _fits(tool: str, types: frozenset[str]) -> bool:
-    """Whether a tool does to devices of these types what it did to the last one."""
-    if tool == "set_lock":
-        return types == {"lock"}
-    if tool == "set_temperature":
-        return types == {"climate"}
-    if tool == "set_level":
-        return bool(types) and types <= {"light", "cover"}
-    if tool in ("turn_on", "turn_off"):
-        return bool(types) and types <= {"light", "switch", "cover", "fan"}
-    return True
+    """Whether a tool does to devices of these types what it did to the last one (``toolspec``)."""
+    acts_on = toolspec.types_of(tool)
+    return not acts_on or (bool(types) and types <= acts_on)
 
 
 # --- timers, alarms, reminders and delayed device actions ------------------------------------------
@@ -269,8 +263,6 @@ _LATER = re.compile(
     r"\b(?:in|after|within|at|around|about|for|noon|midnight|o'?clock|tonight|tomorrow|am|pm|a m|p m)\b"
     r"|\d[:.]\d\d"
 )
-#: Device commands a schedule can run later, and the action each becomes.
-_SCHEDULABLE = {"turn_on": "turn_on", "turn_off": "turn_off", "set_level": "set_level"}
 #: A reminder's own word: "reminder", or "a nudge", "a heads up", "a ping" asked for.
 _NUDGE = r"(?:reminder|nudge|heads up|ping)"
 _REMIND_ME = re.compile(
@@ -339,9 +331,9 @@ def _scheduled_action(
         return None
     intent = _classify(rest, follow_up, index, room) if rest else None
     command = intent.command if intent is not None and intent.kind == "device" else None
-    if command is None or command.tool not in _SCHEDULABLE:
+    if command is None or command.tool not in toolspec.SCHEDULABLE:
         return None
-    args: dict[str, Any] = {**command.args, "action": _SCHEDULABLE[command.tool]}
+    args: dict[str, Any] = {**command.args, "action": command.tool}
     return Command("schedule_device_action", {**args, **later})
 
 

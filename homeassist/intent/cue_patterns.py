@@ -8,6 +8,8 @@ numbers as digits).
 
 from __future__ import annotations
 
+from homeassist.vocabulary import TYPE_NOUN_PATTERNS
+
 
 def _either(first: str, second: str) -> str:
     """Both ideas, as whole words, in either order."""
@@ -19,40 +21,22 @@ def _words(*alternatives: str) -> str:
     return r"\b(?:" + "|".join(alternatives) + r")s?\b"
 
 
+#: The device types' own nouns (``vocabulary.TYPE_NOUNS``), then the other things a home request names.
 _DEVICE_NOUNS = (
-    r"lights?",
-    r"lamps?",
-    r"lighting",
-    r"bulbs?",
+    *TYPE_NOUN_PATTERNS,
     r"chandelier",
     r"led strip",
     r"leds",
-    r"switch(?:es)?",
-    r"plugs?",
-    r"outlets?",
-    r"sockets?",
-    r"fans?",
     r"ceiling fan",
-    r"thermostats?",
-    r"heating",
-    r"heaters?",
     r"radiators?",
     r"furnace",
     r"boiler",
     r"hvac",
     r"a ?c",
     r"air ?con(?:ditioner|ditioning)?",
-    r"blinds?",
-    r"shades?",
-    r"curtains?",
-    r"drapes?",
-    r"shutters?",
-    r"awnings?",
-    r"covers?",
     r"garage(?: door)?",
     r"gates?",
     r"doors?",
-    r"locks?",
     r"deadbolt",
     r"windows?",
     r"skylight",
@@ -82,7 +66,6 @@ _DEVICE_NOUNS = (
     r"humidifier",
     r"dehumidifier",
     r"purifier",
-    r"sensors?",
     r"detectors?",
     r"cameras?",
     r"doorbell",

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from homeassist import toolspec
 from homeassist.errors import AmbiguousDeviceError, DeviceNotFoundError
 from homeassist.intent.classifier import says_later
 from homeassist.intent.home import HomeIndex, HomeSnapshot, IndexedDevice, index_of, normalize_name
@@ -55,23 +56,8 @@ from homeassist.tools.executor import Correction
 from homeassist.vocabulary import GROUP_WORDS, TYPE_HINTS, TYPE_NOUNS, TYPE_WORD, join_or, plural, words
 from homeassist.zwave.home import Device, Home
 
-#: Tools whose ``device`` argument acts on the home (or will, for a delayed action).
-ACTS_ON_DEVICE = frozenset(
-    {"turn_on", "turn_off", "set_level", "set_temperature", "set_lock", "schedule_device_action"}
-    | {"toggle", "change_level", "change_temperature"}
-)
-#: The device types each acting tool can act on (a call on another type is the tool's own error).
-TOOL_TYPES: dict[str, frozenset[str]] = {
-    "turn_on": frozenset({"light", "switch", "cover", "fan"}),
-    "turn_off": frozenset({"light", "switch", "cover", "fan"}),
-    "set_level": frozenset({"light", "cover", "fan"}),
-    "set_temperature": frozenset({"climate"}),
-    "set_lock": frozenset({"lock"}),
-    "toggle": frozenset({"light", "switch", "cover", "fan"}),
-    "change_level": frozenset({"light", "cover", "fan"}),
-    "change_temperature": frozenset({"climate"}),
-    "schedule_device_action": frozenset({"light", "switch", "cover", "fan"}),
-}
+#: Tools whose ``device`` argument acts on the home (or will, for a delayed action): ``toolspec``'s.
+ACTS_ON_DEVICE = frozenset(s.name for s in toolspec.TOOLS if s.on_device)
 #: Words that ask for a timer, alarm or reminder to go: without one, cancelling is asked back.
 _CANCELS = re.compile(
     r"\b(?:cancel\w*|stop|delete|remove|clear|forget|end|abort|kill|drop|scrap|dismiss|silence|turn off|"
@@ -139,7 +125,7 @@ class Grounding:
         device argument, when one does ("front porch light", "coffee thing", "living room dimmer"),
         else None."""
         said = set(words(normalize_name(str(args["device"]))))
-        fits = TOOL_TYPES.get(tool, frozenset())
+        fits = toolspec.types_of(tool)
         shared = {
             d.name: len(said & (d.words | d.area_words))
             for d in self.index.devices
@@ -154,7 +140,7 @@ class Grounding:
     ) -> tuple[str, tuple[Command, ...]]:
         """ "Did you mean the Porch Light?" / "Which light do you mean: the A or the B?" with those as the
         choices; with no grounded device that fits, the devices of the type there are, no choices."""
-        fits = TOOL_TYPES.get(tool, frozenset())
+        fits = toolspec.types_of(tool)
         types = (self.types & fits) or self.types or fits
 
         def fitting(device: Device) -> bool:

@@ -17,26 +17,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
+from homeassist import toolspec
+
 _LOGGER = logging.getLogger(__name__)
 
 PromptStyle = Literal["standard", "hermes", "agentic"]
 Quality = Literal["good", "fair", "poor"]
 
-#: The order in which tools are kept when a model takes fewer than a tier offers.
-TOOL_PRIORITY: tuple[str, ...] = (
-    "turn_on",
-    "turn_off",
-    "set_level",
-    "get_device_state",
-    "set_temperature",
-    "set_lock",
-    "get_current_datetime",
-    "set_timer",
-    "schedule_device_action",
-    "list_timers",
-    "cancel_timer",
-    "list_devices",
-)
+#: The order in which tools are kept when a model takes fewer than a tier offers (``toolspec``).
+TOOL_PRIORITY: tuple[str, ...] = toolspec.KEEP_ORDER
 
 POOR_MULTI_TURN_ROUNDS = 2
 

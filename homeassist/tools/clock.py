@@ -16,6 +16,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from langchain_core.tools import BaseTool, StructuredTool
 
+from homeassist import toolspec
+
 Clock = Callable[[tzinfo], datetime]
 
 
@@ -83,12 +85,11 @@ def make_datetime_tool(timezone: str = "", clock: Clock | None = None) -> BaseTo
     async def aget_current_datetime() -> dict[str, Any]:
         return describe_now(zone, clock)
 
+    spec = toolspec.spec("get_current_datetime")
     return StructuredTool.from_function(
         func=get_current_datetime,
         coroutine=aget_current_datetime,
-        name="get_current_datetime",
-        description=(
-            "Get the current local date, time, weekday and time zone. Use it for any question about "
-            "the time, the date or the day of the week."
-        ),
+        name=spec.name,
+        description=spec.describe(),
+        args_schema=spec.schema,
     )

@@ -1,6 +1,7 @@
 """ToolManager: which tools a request of each intent kind may see (the tiers).
 
-A small model chooses better among few tools, so each kind gets only what it needs. Tiers list tool
+A small model chooses better among few tools, so each kind gets only what it needs. The tiers, the
+acting tools and the local path's own are read from ``homeassist.toolspec``'s table. Tiers list tool
 names; a tool of a part not built or not running is simply absent from what ``tools_for`` returns.
 The browser tools are in no tier: the web fallback calls them itself.
 
@@ -12,58 +13,20 @@ from __future__ import annotations
 
 from langchain_core.tools import BaseTool
 
+from homeassist import toolspec
 from homeassist.messages import INTENT_KINDS, IntentKind
 from homeassist.tools.executor import ToolExecutor
 
-DATETIME_TOOLS: tuple[str, ...] = ("get_current_datetime",)
-DEVICE_TOOLS: tuple[str, ...] = (
-    "list_devices",
-    "get_device_state",
-    "turn_on",
-    "turn_off",
-    "set_level",
-    "set_temperature",
-    "set_lock",
-)
+#: The device tier: what a model is shown for a device request.
+DEVICE_TOOLS: tuple[str, ...] = toolspec.names(tier="device")
 #: Device tools only the local path runs, for what it reads exactly ("toggle the porch light", "dim the
 #: lamp a bit", "turn the heat up"): in no tier, so no model is shown them (each tool shown costs every
 #: device request its description).
-LOCAL_TOOLS: tuple[str, ...] = ("toggle", "change_level", "change_temperature")
-SCHEDULER_TOOLS: tuple[str, ...] = (
-    "set_timer",
-    "set_alarm",
-    "set_reminder",
-    "schedule_device_action",
-    "list_timers",
-    "cancel_timer",
-)
+LOCAL_TOOLS: tuple[str, ...] = toolspec.names(local_only=True)
 #: Tools that switch, set or lock a device, or set, schedule or cancel a timer, alarm, reminder or
 #: delayed action. Reading a device, listing devices or timers and the time are not among them.
-ACTING_TOOLS: frozenset[str] = frozenset(
-    {
-        "turn_on",
-        "turn_off",
-        "set_level",
-        "set_temperature",
-        "set_lock",
-        *LOCAL_TOOLS,
-        "set_timer",
-        "set_alarm",
-        "set_reminder",
-        "schedule_device_action",
-        "cancel_timer",
-    }
-)
-assert set(DEVICE_TOOLS + LOCAL_TOOLS + SCHEDULER_TOOLS) >= ACTING_TOOLS
-
-TIERS: dict[IntentKind, tuple[str, ...]] = {
-    "device": DEVICE_TOOLS,
-    "datetime": DATETIME_TOOLS,
-    "timer": SCHEDULER_TOOLS + DATETIME_TOOLS,
-    "web": (),
-    "general": (),
-}
-assert set(TIERS) == set(INTENT_KINDS)
+ACTING_TOOLS: frozenset[str] = frozenset(toolspec.names(acts=True))
+TIERS: dict[IntentKind, tuple[str, ...]] = {kind: toolspec.names(tier=kind) for kind in INTENT_KINDS}
 
 
 class ToolManager:

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta, tzinfo
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
-from pydantic import BaseModel, Field, model_validator
 
+from homeassist import toolspec
 from homeassist.errors import AmbiguousDeviceError, DeviceNotFoundError, ZWaveUnavailableError
 from homeassist.scheduler.service import Job, Scheduler, SchedulerError
 from homeassist.tools.executor import current_room
@@ -36,46 +36,6 @@ from homeassist.zwave.home import Device
 ResolveDevice = Callable[[str], Sequence[Device]]
 
 NO_DAEMON = "Timers need homeassist running as a service (homeassist run); none is running."
-MAX_SECONDS = 7 * 24 * 3600
-
-
-class TimerArgs(BaseModel):
-    seconds: int = Field(description="how long, in seconds", gt=0, le=MAX_SECONDS)
-    name: str | None = Field(None, description="a name for the timer, e.g. 'pasta'")
-
-
-class AlarmArgs(BaseModel):
-    at: str = Field(description="when: 'H:MM' (the next one), 'H:MM am|pm', 'tomorrow H:MM', or ISO 8601")
-
-
-class _When(BaseModel):
-    at: str | None = Field(None, description="when: 'H:MM', 'H:MM am|pm', 'tomorrow H:MM', or ISO 8601")
-    in_seconds: int | None = Field(None, description="or: how many seconds from now", gt=0, le=MAX_SECONDS)
-
-    @model_validator(mode="after")
-    def _one_time(self) -> _When:
-        if (self.at is None) == (self.in_seconds is None):
-            raise ValueError("give exactly one of at or in_seconds")
-        return self
-
-
-class ReminderArgs(_When):
-    message: str = Field(description="what to remind of, e.g. 'call mom'", min_length=1, max_length=200)
-
-
-class DeviceActionArgs(_When):
-    device: str = Field(description="the device, by name")
-    action: Literal["turn_on", "turn_off", "set_level"] = Field(description="what to do then")
-    # The name set_level itself takes: the stored call is set_level's own.
-    percent: int | None = Field(None, description="for set_level: 0-100 percent", ge=0, le=100)
-
-
-class NoArgs(BaseModel):
-    pass
-
-
-class CancelArgs(BaseModel):
-    name_or_id: str = Field("", description="the timer's name or id; '' for the only (or next) one")
 
 
 def make_timer_tools(
@@ -183,39 +143,24 @@ def make_timer_tools(
         names = ", ".join(_label(job) for job in cancelled)
         return f"Cancelled the {names}."
 
-    def tool(name: str, description: str, schema: type[BaseModel], run: Callable[..., str]) -> BaseTool:
-        return StructuredTool(
-            name=name,
-            description=description,
-            args_schema=schema,
-            func=guarded(run),
+    runs: dict[str, Callable[..., str]] = {
+        "set_timer": set_timer,
+        "set_alarm": set_alarm,
+        "set_reminder": set_reminder,
+        "schedule_device_action": schedule_device_action,
+        "list_timers": list_timers,
+        "cancel_timer": cancel_timer,
+    }
+    return [
+        StructuredTool(
+            name=spec.name,
+            description=spec.describe(),
+            args_schema=spec.schema,
+            func=guarded(runs[spec.name]),
             metadata={"tier": "timer"},
         )
-
-    return [
-        tool("set_timer", "Start a countdown timer.", TimerArgs, set_timer),
-        tool("set_alarm", "Set an alarm for a time of day.", AlarmArgs, set_alarm),
-        tool(
-            "set_reminder",
-            "Remind the user of something at a time or after a while.",
-            ReminderArgs,
-            set_reminder,
-        ),
-        tool(
-            "schedule_device_action",
-            "Turn a device on or off, or set its level, at a time or after a while.",
-            DeviceActionArgs,
-            schedule_device_action,
-        ),
-        tool(
-            "list_timers",
-            "List the pending timers, alarms, reminders and scheduled actions.",
-            NoArgs,
-            list_timers,
-        ),
-        tool(
-            "cancel_timer", "Cancel a timer, alarm, reminder or scheduled action.", CancelArgs, cancel_timer
-        ),
+        for spec in toolspec.TOOLS
+        if spec.name in runs
     ]
 
 

@@ -21,6 +21,7 @@ from zwave_js_server.exceptions import BaseZwaveJSServerError, NotConnected, Tra
 from zwave_js_server.model.node import Node
 from zwave_js_server.model.value import Value
 
+from homeassist import toolspec
 from homeassist.errors import ZWaveError, ZWaveUnavailableError
 from homeassist.zwave.connection import ZWaveConnection
 from homeassist.zwave.home import Device, Home, build_devices
@@ -121,6 +122,12 @@ class HomeControl:
         except ZWaveUnavailableError:
             return None
 
+    @staticmethod
+    def _fitting(tool: str, targets: Sequence[Device]) -> list[Device]:
+        """The devices of ``targets`` that ``tool`` acts on: of the types the tool table gives it."""
+        fits = toolspec.types_of(tool)
+        return [d for d in targets if d.type in fits]
+
     # --- reading ----------------------------------------------------------------------------------
 
     async def list_devices(self, area: str | None = None) -> str:
@@ -176,7 +183,7 @@ class HomeControl:
 
     async def turn(self, device: str, on: bool) -> str:
         targets = self.home().resolve(device)
-        switchable = [d for d in targets if d.type in ("light", "switch", "cover")]
+        switchable = self._fitting("turn_on" if on else "turn_off", targets)
         if not switchable:
             names = ", ".join(d.name for d in targets)
             hint = " Use set_lock for locks." if any(d.type == "lock" for d in targets) else ""
@@ -193,12 +200,11 @@ class HomeControl:
         if not 0 <= percent <= 100:
             raise ZWaveError(f"A level must be between 0 and 100 percent, not {percent:g}.")
         level = to_zwave_level(percent)
-        targets = self.home().resolve(device)
+        targets = self._fitting("set_level", self.home().resolve(device))
         sets = [
             self._set(target, value, level, "currentValue", equals(level))
             for target in targets
-            if target.type in ("light", "cover")
-            and (value := find_value(target.node, CC_MULTILEVEL_SWITCH, "targetValue")) is not None
+            if (value := find_value(target.node, CC_MULTILEVEL_SWITCH, "targetValue")) is not None
         ]
         # A light that only switches is on at any level above 0 (as Home Assistant turns it on when
         # given a brightness): "make the porch bright" on the Porch Light.
@@ -225,7 +231,7 @@ class HomeControl:
     async def toggle(self, device: str) -> str:
         """Each device switched to the state it is not in (off if on, on if off), as Home Assistant's
         toggle does."""
-        targets = [d for d in self.home().resolve(device) if d.type in ("light", "switch", "cover")]
+        targets = self._fitting("toggle", self.home().resolve(device))
         if not targets:
             raise ZWaveError(f"{device} can't be switched on or off.")
         wanted = [(d, not self._is_on(d)) for d in targets]
@@ -255,7 +261,7 @@ class HomeControl:
         """Each light or cover ``by`` percent brighter or more open (down when negative), from its own
         level: a dimmed light stays on (at least 1 %), a light that only switches is switched on for
         up and refused for down."""
-        targets = [d for d in self.home().resolve(device) if d.type in ("light", "cover")]
+        targets = self._fitting("change_level", self.home().resolve(device))
         if not targets:
             raise ZWaveError(f"{device} can't be made brighter or dimmer.")
         sets = []
@@ -285,7 +291,7 @@ class HomeControl:
     async def change_temperature(self, device: str, by: float) -> str:
         """Each thermostat's heating setpoint ``by`` degrees (in the home's unit) warmer, or cooler when
         negative, from its own setpoint."""
-        targets = [d for d in self.home().resolve(device) if d.type == "climate"]
+        targets = self._fitting("change_temperature", self.home().resolve(device))
         if not targets:
             raise ZWaveError(f"{device} is not a thermostat.")
         said = []
@@ -302,7 +308,7 @@ class HomeControl:
     async def set_temperature(self, device: str, degrees: float, unit: str | None = None) -> str:
         """``unit``: "C" or "F" as the person said it; without one, the home's unit, unless the number
         is no room temperature in it and is one in the other ("75" in a Celsius home is 75 °F)."""
-        targets = [d for d in self.home().resolve(device) if d.type == "climate"]
+        targets = self._fitting("set_temperature", self.home().resolve(device))
         if not targets:
             raise ZWaveError(f"{device} is not a thermostat.")
         said = unit if unit in ("C", "F") else setpoint_unit(degrees, self.temperature_unit)
@@ -326,7 +332,7 @@ class HomeControl:
         return self._report(outcomes, f"set to {home:g}°{self.temperature_unit} ({degrees:g}°{said})")
 
     async def set_lock(self, device: str, locked: bool) -> str:
-        targets = [d for d in self.home().resolve(device) if d.type == "lock"]
+        targets = self._fitting("set_lock", self.home().resolve(device))
         if not targets:
             raise ZWaveError(f"{device} is not a lock.")
         if not locked and not self.allow_unlock:
