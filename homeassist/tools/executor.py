@@ -33,6 +33,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 
+from jsonschema.exceptions import SchemaError
+from jsonschema.validators import validator_for
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, ToolException
 from pydantic import BaseModel, ValidationError
@@ -277,36 +279,28 @@ def validate_args(tool: BaseTool, args: Mapping[str, Any] | str | None) -> tuple
     return dict(args), None
 
 
-_JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-    "array": (list, tuple),
-    "object": (dict,),
-}
-
-
 def _check_json_schema(schema: Mapping[str, Any], args: Mapping[str, Any]) -> str | None:
-    """The subset of JSON Schema that tool schemas use: required keys and primitive types."""
-    properties = schema.get("properties") or {}
-    missing = [k for k in schema.get("required", []) if k not in args]
-    if missing:
+    """The first problem ``jsonschema`` finds with ``args`` (an MCP tool's JSON Schema), said shortly:
+    "missing url", "wait: expected integer, got str"; None when they are valid. A schema that is itself
+    invalid is not the call's problem: the server checks again."""
+    try:
+        validator = validator_for(schema)(schema)
+        errors = sorted(validator.iter_errors(dict(args)), key=lambda e: (list(e.path), e.validator))
+    except SchemaError:
+        return None
+    if not errors:
+        return None
+    error = errors[0]
+    where = ".".join(str(p) for p in error.path)
+    if error.validator == "required":
+        missing = [k for k in schema.get("required", ()) if k not in args]
         return "missing " + ", ".join(missing)
-    for key, value in args.items():
-        spec = properties.get(key)
-        if not isinstance(spec, Mapping):
-            continue
-        expected = spec.get("type")
-        if isinstance(expected, str) and expected in _JSON_TYPES:
-            types = _JSON_TYPES[expected]
-            if isinstance(value, bool) and bool not in types:
-                return f"{key}: expected {expected}, got a boolean"
-            if not isinstance(value, types):
-                return f"{key}: expected {expected}, got {type(value).__name__}"
-        if "enum" in spec and value not in spec["enum"]:
-            return f"{key}: expected one of {spec['enum']}, got {value!r}"
-    return None
+    if error.validator == "type":
+        got = "a boolean" if isinstance(error.instance, bool) else type(error.instance).__name__
+        return f"{where}: expected {error.validator_value}, got {got}"
+    if error.validator == "enum":
+        return f"{where}: expected one of {error.validator_value}, got {error.instance!r}"
+    return f"{where or 'arguments'}: {error.message}"
 
 
 def _validation_summary(err: ValidationError) -> str:

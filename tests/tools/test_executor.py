@@ -185,6 +185,30 @@ async def test_tools_with_a_json_schema_are_checked() -> None:
     assert missing.content == "Error: Invalid arguments for browser_navigate: missing url"
     wrong = await executor.execute("browser_navigate", {"url": "x", "wait": "long"})
     assert "wait: expected integer" in wrong.content
+    assert not (await executor.execute("browser_navigate", {"url": "x", "wait": True})).ok
+
+
+async def test_the_whole_json_schema_is_checked_not_only_types() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "key": {"type": "string", "enum": ["Enter", "Escape"]},
+            "ref": {"type": "string", "minLength": 1},
+        },
+        "required": ["key", "ref"],
+        "additionalProperties": False,
+    }
+    press = StructuredTool(
+        name="browser_press_key", description="Press.", args_schema=schema, func=lambda **kw: "ok"
+    )
+    executor = make(press)
+    assert (await executor.execute("browser_press_key", {"key": "Enter", "ref": "e1"})).ok
+    other = await executor.execute("browser_press_key", {"key": "F13", "ref": "e1"})
+    assert other.content.endswith("browser_press_key: key: expected one of ['Enter', 'Escape'], got 'F13'")
+    empty = await executor.execute("browser_press_key", {"key": "Enter", "ref": ""})
+    assert not empty.ok and empty.content.startswith("Error: Invalid arguments for browser_press_key: ref: ")
+    extra = await executor.execute("browser_press_key", {"key": "Enter", "ref": "e1", "x": 1})
+    assert not extra.ok
 
 
 async def test_listeners_see_every_result() -> None:
