@@ -16,7 +16,7 @@ other parts need is derived from this table, never written again:
 ``tests/test_toolspec.py`` checks that the tools built agree with the table. The browser tools are not
 here: the Playwright MCP server describes them, and only the web fallback calls them.
 
-Device types are Home Assistant's domain words (``intent.home``). "fan" is among them: the classifier
+Device types are Home Assistant's domain words (``homeassist.home``). "fan" is among them: the classifier
 reads homes in Home Assistant's shape, which have fans; Z-Wave types none (``zwave.home.device_type``).
 """
 

@@ -29,7 +29,7 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from langchain_core.tools import BaseTool
 
@@ -47,9 +47,9 @@ from homeassist.assistant.local import local_reply
 from homeassist.assistant.recent import MAX_SOURCES, RecentBySource
 from homeassist.assistant.summary import log_summary
 from homeassist.errors import HomeassistError, ModelError, ZWaveUnavailableError
+from homeassist.home import HomeModel, index_of
 from homeassist.intent.classifier import IntentClassifier, normalize_text
 from homeassist.intent.grounding import Guard
-from homeassist.intent.home import HomeSnapshot, index_of
 from homeassist.intent.targets import area_of
 from homeassist.llm.base import ModelClient, SentenceSink
 from homeassist.messages import Command, Intent, Reply, ReplyPath, ToolResult
@@ -76,13 +76,13 @@ LOCAL_SOURCE = "local"
 class DeviceBackend(Protocol):
     """What the Assistant needs of the device layer: the home now (never waits), or to wait for it."""
 
-    def home(self) -> HomeSnapshot | dict[str, Any] | None: ...
+    def home(self) -> HomeModel | None: ...
 
     async def ready(self) -> bool: ...
 
     def unavailable_reason(self) -> str: ...
 
-    def last_home(self) -> HomeSnapshot | dict[str, Any] | None: ...
+    def last_home(self) -> HomeModel | None: ...
 
 
 class Assistant:
@@ -343,7 +343,7 @@ class Assistant:
             )
         return area
 
-    def _known_home(self) -> HomeSnapshot | dict[str, Any] | None:
+    def _known_home(self) -> HomeModel | None:
         return self.devices.last_home() if self.devices is not None else None
 
     async def _run_local(

@@ -6,12 +6,11 @@ from __future__ import annotations
 import re
 import time
 import uuid
-from typing import Any
 
 from homeassist.assistant.answering import ms_since
 from homeassist.assistant.summary import log_summary
+from homeassist.home import HomeModel, index_of
 from homeassist.intent.classifier import FollowUp, IntentClassifier
-from homeassist.intent.home import HomeSnapshot, index_of
 from homeassist.intent.targets import area_of
 from homeassist.messages import Intent, Reply
 
@@ -46,7 +45,7 @@ def clean_request(text: str) -> str:
 
 def acts_at_pause(
     classifier: IntentClassifier,
-    home: HomeSnapshot | dict[str, Any] | None,
+    home: HomeModel | None,
     text: str,
     confidence: float,
     *,
@@ -69,13 +68,13 @@ def acts_at_pause(
         return False
     if command.tool == "set_temperature" and not _DEGREES.search(text):
         return False  # "set the thermostat to twenty" may go on: "... two degrees"
-    names = {d.get("name") for d in home.get("devices") or ()}
+    names = {d.name for d in home.devices}
     return command.args.get("device") in names  # one device, not "kitchen" or "all lights"
 
 
 def refuse_unheard(
     classifier: IntentClassifier,
-    home: HomeSnapshot | dict[str, Any] | None,
+    home: HomeModel | None,
     text: str,
     confidence: float,
     *,

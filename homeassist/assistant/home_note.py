@@ -27,9 +27,9 @@ from __future__ import annotations
 import logging
 
 from homeassist.errors import ZWaveError
+from homeassist.home import index_of
 from homeassist.intent.classifier import normalize_text
 from homeassist.intent.grounding import SAYS_HOW, light_wish
-from homeassist.intent.home import index_of
 from homeassist.intent.targets import parse
 from homeassist.intent.thermostats import heat_words
 from homeassist.tools.executor import current_room
@@ -50,7 +50,7 @@ def home_note(control: HomeControl, text: str) -> str:
     except ZWaveError:
         return ""
     norm = normalize_text(text)  # as the classifier and the grounding read the words
-    said = parse(norm, index_of(home.snapshot()))
+    said = parse(norm, index_of(home.model()))
     areas = list(said.areas) or [d.area for d in said.named if d.area]
     if not areas and (room := current_room()):
         areas = [room]

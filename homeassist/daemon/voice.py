@@ -63,7 +63,7 @@ def hook_up(
     def home_for_speech() -> dict[str, Any] | None:
         devices = assistant.devices
         home = devices.home() if devices is not None else None
-        return dict(home) if home else None
+        return dict(home.snapshot()) if home else None
 
     if arbiter is not None:
         voice.claim_wake = lambda score: arbiter.claim(source, room(), wake_score=score)

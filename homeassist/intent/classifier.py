@@ -27,16 +27,17 @@ the same request without the delay resolves to a device command, and then exactl
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from homeassist import toolspec
+from homeassist.home import HomeIndex, HomeModel, HomeSnapshot, index_of
 from homeassist.intent.abilities import cannot_do
 from homeassist.intent.actions import device_command
 from homeassist.intent.answers import choose
 from homeassist.intent.clock_times import FoundAt, mentions_other_day, search_at
 from homeassist.intent.durations import FoundDuration, search_duration
-from homeassist.intent.home import HomeIndex, HomeSnapshot, index_of
 from homeassist.intent.home_questions import home_question
 from homeassist.intent.numbers import FRACTION_PARTS, words_to_digits
 from homeassist.intent.pleasantries import pleasantry
@@ -110,7 +111,7 @@ class IntentClassifier:
     def classify(
         self,
         text: str,
-        home: HomeSnapshot | dict[str, Any] | None = None,
+        home: HomeModel | HomeSnapshot | Mapping[str, Any] | None = None,
         follow_up: FollowUp | None = None,
         room: str | None = None,
     ) -> Intent:
@@ -123,7 +124,7 @@ class IntentClassifier:
         return _classify(norm, follow_up, index, area_of(room, index.areas))
 
     def referred_to(
-        self, text: str, home: HomeSnapshot | dict[str, Any] | None, follow_up: FollowUp | None
+        self, text: str, home: HomeModel | HomeSnapshot | Mapping[str, Any] | None, follow_up: FollowUp | None
     ) -> Command | None:
         """``follow_up``'s last command when ``text`` refers back to its device (``_refers_back``),
         else None: only then does that device ground what the request does (``grounding.Guard``)."""

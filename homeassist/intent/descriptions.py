@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from homeassist.intent.home import HomeIndex, IndexedDevice
+from homeassist.home import HomeIndex, IndexedDevice
 from homeassist.intent.said import MAX_CHOICES, Ask, Said, Target
 from homeassist.vocabulary import (
     DESCRIPTIVE_WORDS,

@@ -20,7 +20,7 @@ What the words ground (:func:`grounding_for`):
   has exactly one and the room has none.
 
 A call is allowed (:meth:`Grounding.check`) when every device its ``device`` argument resolves to (as
-the device tools resolve it, ``zwave.home.Home``) is grounded, and, when that is more than one device,
+the device tools resolve it, ``homeassist.home.resolve``) is grounded, and, when that is more than one device,
 the person named a group (a plural, "all", an area alone, "here"). Otherwise nothing runs and the
 person is asked, with the grounded devices that fit the tool as the answers ("Which light do you
 mean? The Porch Light?"), which the next request may pick like any other question's choices. Where
@@ -46,15 +46,24 @@ from functools import lru_cache
 from typing import Any
 
 from homeassist import toolspec
-from homeassist.errors import AmbiguousDeviceError, DeviceNotFoundError
+from homeassist.home import (
+    HomeDevice,
+    HomeIndex,
+    HomeModel,
+    HomeSnapshot,
+    IndexedDevice,
+    Names,
+    Resolved,
+    home_model,
+    index_of,
+    normalize_name,
+)
 from homeassist.intent.classifier import says_later
-from homeassist.intent.home import HomeIndex, HomeSnapshot, IndexedDevice, index_of, normalize_name
 from homeassist.intent.said import Ask, Target
 from homeassist.intent.targets import parse, placed, resolve
 from homeassist.messages import Command
 from homeassist.tools.executor import Correction
 from homeassist.vocabulary import GROUP_WORDS, TYPE_HINTS, TYPE_NOUNS, TYPE_WORD, join_or, plural, words
-from homeassist.zwave.home import Device, Home
 
 #: Tools whose ``device`` argument acts on the home (or will, for a delayed action): ``toolspec``'s.
 ACTS_ON_DEVICE = frozenset(s.name for s in toolspec.TOOLS if s.on_device)
@@ -77,7 +86,7 @@ MAX_CHOICES = 3
 class Grounding:
     """What one request's words ground; ``check`` judges a call against it. Pure."""
 
-    home: Home
+    home: Names[HomeDevice]
     index: HomeIndex
     #: Devices the words (or the room, or what the request refers back to) name.
     devices: frozenset[str]
@@ -101,9 +110,8 @@ class Grounding:
         tool answers with the names there are)."""
         if tool not in ACTS_ON_DEVICE or not isinstance(args.get("device"), str):
             return None
-        try:
-            targets = self.home.resolve(str(args["device"]))
-        except (DeviceNotFoundError, AmbiguousDeviceError):
+        targets = self.targets(str(args["device"]))
+        if targets is None:
             return self._named_in(tool, args)
         names = {d.name for d in targets}
         if names <= self.devices and (len(names) == 1 or self.group):
@@ -112,13 +120,15 @@ class Grounding:
         self.asked.append((question, choices))
         return question
 
+    def targets(self, device: str) -> list[HomeDevice] | None:
+        """The devices ``device`` names, as the device tools resolve it; None for a name the home lacks
+        or one that could mean two."""
+        found = self.home.find(device)
+        return list(found.devices) if isinstance(found, Resolved) else None
+
     def resolves(self, device: str) -> bool:
         """Whether ``device`` is a device or group of the home, as the device tools resolve it."""
-        try:
-            self.home.resolve(device)
-        except (DeviceNotFoundError, AmbiguousDeviceError):
-            return False
-        return True
+        return self.targets(device) is not None
 
     def _named_in(self, tool: str, args: Mapping[str, Any]) -> dict[str, Any] | None:
         """``args`` on the grounded device the tool can act on that shares the most words with the
@@ -136,14 +146,14 @@ class Grounding:
         return dict(args) | {"device": best[0]} if most and len(best) == 1 else None
 
     def _question(
-        self, tool: str, args: Mapping[str, Any], targets: Sequence[Device]
+        self, tool: str, args: Mapping[str, Any], targets: Sequence[HomeDevice]
     ) -> tuple[str, tuple[Command, ...]]:
         """ "Did you mean the Porch Light?" / "Which light do you mean: the A or the B?" with those as the
         choices; with no grounded device that fits, the devices of the type there are, no choices."""
         fits = toolspec.types_of(tool)
         types = (self.types & fits) or self.types or fits
 
-        def fitting(device: Device) -> bool:
+        def fitting(device: HomeDevice) -> bool:
             return device.type in types and (device.type != "lock" or "lock" in self.types)
 
         candidates = [d for d in self.home.devices if d.name in self.devices and fitting(d)]
@@ -170,7 +180,7 @@ class Guard:
     def __init__(
         self,
         text: str,
-        home: HomeSnapshot | Mapping[str, Any] | None,
+        home: HomeModel | HomeSnapshot | Mapping[str, Any] | None,
         *,
         room: str | None = None,
         also: Iterable[Command | None] = (),
@@ -274,11 +284,8 @@ class Guard:
             return None
         if self._grounding is None:
             self._grounding = grounding_for(text, home, room=room, also=also)
-        try:
-            targets = self._grounding.home.resolve(str(args.get("device") or ""))
-        except (DeviceNotFoundError, AmbiguousDeviceError):
-            return None
-        if len(targets) != 1:
+        targets = self._grounding.targets(str(args.get("device") or ""))
+        if targets is None or len(targets) != 1:
             return None
         device = targets[0]
         # The hint names a call the model is shown (change_level and change_temperature are the local
@@ -316,9 +323,8 @@ class Guard:
         wish = light_wish(self._request[0])
         if wish is None or self._grounding is None or SAYS_HOW.search(self._request[0]):
             return None
-        try:
-            targets = self._grounding.home.resolve(str(args.get("device") or ""))
-        except (DeviceNotFoundError, AmbiguousDeviceError):
+        targets = self._grounding.targets(str(args.get("device") or ""))
+        if targets is None:
             return None
         right = "turn_on" if wish == "brighter" else "turn_off"
         lit = [d for d in targets if d.type in ("light", "cover")]
@@ -365,7 +371,7 @@ class Guard:
 
 def grounding_for(
     text: str,
-    home: HomeSnapshot | Mapping[str, Any],
+    home: HomeModel | HomeSnapshot | Mapping[str, Any],
     *,
     room: str | None = None,
     also: Iterable[str] = (),
@@ -373,8 +379,9 @@ def grounding_for(
     """What ``text`` (normalised as the classifier normalises it) grounds in ``home``, from ``room``;
     ``also``: device phrases the request already resolved to (the classifier's command and choices,
     the device a follow-up refers to), each grounded with what it resolves to."""
-    index = index_of(dict(home))
-    model = _home_of(index)
+    model = home_model(home) or HomeModel()
+    index = index_of(model)
+    names = _names_of(model)
     said = placed(parse(text, index), text, room)
     daylight = _DAYLIGHT.search(text) is not None
     # "light" in words of daylight ("the morning light comes in") is no lamp: it names no type.
@@ -401,10 +408,10 @@ def grounding_for(
     elif isinstance(found, Ask):
         pass  # two fit equally: neither is grounded alone (the model's pick would be a guess)
     for phrase in phrases:
-        try:
-            members = model.resolve(phrase)
-        except (DeviceNotFoundError, AmbiguousDeviceError):
+        resolved = names.find(phrase)
+        if not isinstance(resolved, Resolved):
             continue
+        members = resolved.devices
         devices.update(d.name for d in members)
         group = group or len(members) > 1
     # The devices of a place said (or the room), of the types said.
@@ -422,7 +429,7 @@ def grounding_for(
         thermostats = [d.name for d in index.devices if d.type == "climate"]
         devices.update(thermostats if len(thermostats) == 1 else ())
     return Grounding(
-        home=model,
+        home=names,
         index=index,
         devices=frozenset(devices),
         group=group,
@@ -515,6 +522,7 @@ def _noun_of(types: frozenset[str]) -> str:
 
 
 @lru_cache(maxsize=8)
-def _home_of(index: HomeIndex) -> Home:
-    """The device tools' resolver over the same home (``zwave.home.Home``), without the network."""
-    return Home([Device(0, d.name, d.area, d.type, d.names) for d in index.devices])
+def _names_of(model: HomeModel) -> Names[HomeDevice]:
+    """The home's resolver (``homeassist.home.resolve``), once per home: the device tools resolve with
+    the same one."""
+    return Names(model.devices)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from homeassist.intent.home import IndexedDevice
+from homeassist.home import IndexedDevice
 
 MAX_CHOICES = 3
 

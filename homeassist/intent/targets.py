@@ -25,7 +25,7 @@ picks; "up to 22 in here" with no word of light or heat is no command (the heat 
 the command does is ``actions.device_command``'s.
 
 Pure and cheap: fuzzy matching runs only when exact matching met a word the home does not use, over
-candidates precomputed once per home (``homeassist.intent.home.index_of``).
+candidates precomputed once per home (``homeassist.home.index_of``).
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import replace
 
+from homeassist.home import HomeIndex, IndexedDevice, normalize_name
 from homeassist.intent.actions import device_command
 from homeassist.intent.descriptions import described_target, describes_only, missing_kind
-from homeassist.intent.home import HomeIndex, IndexedDevice, normalize_name
 from homeassist.intent.numbers import words_to_digits
 from homeassist.intent.said import MAX_CHOICES, Ask, Said, Target
 from homeassist.intent.thermostats import (

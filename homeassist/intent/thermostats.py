@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from homeassist.intent.home import HomeIndex, IndexedDevice
+from homeassist.home import HomeIndex, IndexedDevice
 from homeassist.intent.said import MAX_CHOICES, Ask, Said, Target
 
 #: Asking how warm it is indoors: the home's thermometer answers ("how warm is it in here", "what's the

@@ -23,6 +23,7 @@ from zwave_js_server.model.value import Value
 
 from homeassist import toolspec
 from homeassist.errors import ZWaveError, ZWaveUnavailableError
+from homeassist.home import HomeModel
 from homeassist.zwave.connection import ZWaveConnection
 from homeassist.zwave.home import Device, Home, build_devices
 from homeassist.zwave.values import (
@@ -115,10 +116,10 @@ class HomeControl:
             self._home = (key, Home(build_devices(nodes, self.aliases)))
         return self._home[1]
 
-    def home_or_none(self) -> dict[str, Any] | None:
-        """The classifier's ``home`` when connected, else None (never waits)."""
+    def home_or_none(self) -> HomeModel | None:
+        """The home the classifier reads, when connected, else None (never waits)."""
         try:
-            return self.home().snapshot()
+            return self.home().model()
         except ZWaveUnavailableError:
             return None
 
@@ -142,7 +143,7 @@ class HomeControl:
         return "\n".join(f"{d.name}: {self.state_text(d)}." for d in devices)
 
     def state_text(self, device: Device) -> str:
-        node: Node = device.node
+        node: Node = device.zwave_node
         parts = []
         if (v := find_value(node, CC_DOOR_LOCK, "currentMode")) is not None:
             parts.append("locked" if v.value == LOCK_SECURED else "unlocked")
@@ -204,7 +205,7 @@ class HomeControl:
         sets = [
             self._set(target, value, level, "currentValue", equals(level))
             for target in targets
-            if (value := find_value(target.node, CC_MULTILEVEL_SWITCH, "targetValue")) is not None
+            if (value := find_value(target.zwave_node, CC_MULTILEVEL_SWITCH, "targetValue")) is not None
         ]
         # A light that only switches is on at any level above 0 (as Home Assistant turns it on when
         # given a brightness): "make the porch bright" on the Porch Light.
@@ -212,8 +213,8 @@ class HomeControl:
             target
             for target in targets
             if target.type == "light"
-            and find_value(target.node, CC_MULTILEVEL_SWITCH, "targetValue") is None
-            and find_value(target.node, CC_BINARY_SWITCH, "targetValue") is not None
+            and find_value(target.zwave_node, CC_MULTILEVEL_SWITCH, "targetValue") is None
+            and find_value(target.zwave_node, CC_BINARY_SWITCH, "targetValue") is not None
         ]
         outcomes = await asyncio.gather(*sets)
         switched = await asyncio.gather(*(self._switch(target, percent > 0) for target in plain))
@@ -250,7 +251,7 @@ class HomeControl:
         return " ".join(said)
 
     def _is_on(self, device: Device) -> bool:
-        node: Node = device.node
+        node: Node = device.zwave_node
         if (v := find_value(node, CC_BINARY_SWITCH, "currentValue")) is not None:
             return bool(v.value)
         if (v := find_value(node, CC_MULTILEVEL_SWITCH, "currentValue")) is not None:
@@ -267,13 +268,13 @@ class HomeControl:
         sets = []
         switched = []
         for target in targets:
-            value = find_value(target.node, CC_MULTILEVEL_SWITCH, "targetValue")
+            value = find_value(target.zwave_node, CC_MULTILEVEL_SWITCH, "targetValue")
             if value is None:
                 if by < 0:
                     raise ZWaveError(f"{target.name} can't be dimmed; it only switches on and off.")
                 switched.append(target)
                 continue
-            now = find_value(target.node, CC_MULTILEVEL_SWITCH, "currentValue")
+            now = find_value(target.zwave_node, CC_MULTILEVEL_SWITCH, "currentValue")
             current = to_percent(now.value if now is not None else 0)
             floor = 1 if target.type == "light" and current > 0 else 0
             percent = max(floor, min(100, round(current + by)))
@@ -296,7 +297,7 @@ class HomeControl:
             raise ZWaveError(f"{device} is not a thermostat.")
         said = []
         for target in targets:
-            value = find_value(target.node, CC_THERMOSTAT_SETPOINT, "setpoint", SETPOINT_HEATING)
+            value = find_value(target.zwave_node, CC_THERMOSTAT_SETPOINT, "setpoint", SETPOINT_HEATING)
             if value is None or not isinstance(value.value, int | float):
                 raise ZWaveError(f"{target.name} has no heating setpoint.")
             now = convert_temperature(value.value, value_unit(value), self.temperature_unit)
@@ -314,7 +315,7 @@ class HomeControl:
         said = unit if unit in ("C", "F") else setpoint_unit(degrees, self.temperature_unit)
         sets = []
         for target in targets:
-            value = find_value(target.node, CC_THERMOSTAT_SETPOINT, "setpoint", SETPOINT_HEATING)
+            value = find_value(target.zwave_node, CC_THERMOSTAT_SETPOINT, "setpoint", SETPOINT_HEATING)
             if value is None:
                 raise ZWaveError(f"{target.name} has no heating setpoint.")
             device_unit = value_unit(value)
@@ -340,7 +341,7 @@ class HomeControl:
                 "Unlocking by voice is turned off for safety; set [zwave] allow_unlock = true to allow it."
             )
         mode = LOCK_SECURED if locked else LOCK_UNSECURED
-        values = [(target, find_value(target.node, CC_DOOR_LOCK, "targetMode")) for target in targets]
+        values = [(target, find_value(target.zwave_node, CC_DOOR_LOCK, "targetMode")) for target in targets]
         if missing := [target.name for target, value in values if value is None]:
             raise ZWaveError(f"{_join(missing)} cannot be locked remotely.")
         outcomes = await asyncio.gather(
@@ -349,7 +350,7 @@ class HomeControl:
         return self._report(outcomes, "locked" if locked else "unlocked")
 
     async def _switch(self, device: Device, on: bool) -> Outcome:
-        node: Node = device.node
+        node: Node = device.zwave_node
         binary = find_value(node, CC_BINARY_SWITCH, "targetValue")
         if binary is not None:
             return await self._set(device, binary, on, "currentValue", lambda v: bool(v) == on)
@@ -371,7 +372,7 @@ class HomeControl:
         *,
         key: int | str | None = None,
     ) -> Outcome:
-        node: Node = device.node
+        node: Node = device.zwave_node
         report = find_value(node, value.command_class, report_property, key)
         loop = asyncio.get_running_loop()
         reported: asyncio.Future[None] = loop.create_future()
@@ -410,7 +411,7 @@ class HomeControl:
 
     async def _send(self, device: Device, value: Value, new_value: Any) -> SetValueStatus | None:
         """Send the set; the status the driver reports (SUCCESS = confirmed by Supervision)."""
-        node: Node = device.node
+        node: Node = device.zwave_node
         try:
             result = await node.async_set_value(value, new_value, wait_for_result=True)
         except asyncio.CancelledError:
@@ -434,7 +435,7 @@ class HomeControl:
         deadline: float,
     ) -> Outcome:
         """Ask the device for its value until it matches (or its own report does) or time runs out."""
-        node: Node = device.node
+        node: Node = device.zwave_node
         loop = asyncio.get_running_loop()
         last: Any = None
         while not reported.done() and (remaining := deadline - loop.time()) > 0:

@@ -9,10 +9,10 @@ import asyncio
 import contextlib
 import logging
 from pathlib import Path
-from typing import Any
 
 from homeassist.config.settings import Settings
 from homeassist.errors import ZWaveError
+from homeassist.home import HomeModel
 from homeassist.zwave.connection import ZWaveConnection
 from homeassist.zwave.control import HomeControl
 from homeassist.zwave.sim import DEFAULT_HOME, SimulatedHome
@@ -40,7 +40,7 @@ class ZWaveService:
             confirm_timeout_s=zwave.confirm_timeout_s,
             temperature_unit=settings.assistant.temperature_unit,
         )
-        self._last_home: dict[str, Any] | None = None
+        self._last_home: HomeModel | None = None
         self.connection.add_listener(self._remember_home)
         self._start_lock = asyncio.Lock()
         self._started = False
@@ -101,7 +101,7 @@ class ZWaveService:
         """True when this process started the simulated home (its state ends with this process)."""
         return self.sim is not None and self.sim.running
 
-    def home(self) -> dict[str, Any] | None:
+    def home(self) -> HomeModel | None:
         home = self.control.home_or_none()
         if home is not None:
             self._last_home = home
@@ -111,7 +111,7 @@ class ZWaveService:
         if connected:
             self.home()
 
-    def last_home(self) -> dict[str, Any] | None:
+    def last_home(self) -> HomeModel | None:
         """The home as it was when last connected (None before the first connection): what a delayed
         action asked while Z-Wave is down is scheduled against."""
         return self.home() or self._last_home

@@ -6,15 +6,16 @@ from typing import Any
 
 from homeassist.config.loader import load_settings
 from homeassist.daemon import Runtime, build_runtime
+from homeassist.home import HomeModel, home_model
 
 
 class StaticDevices:
     """The device backend as the Assistant sees it: ``home`` is there (or, None, not connected)."""
 
-    def __init__(self, home: dict[str, Any] | None) -> None:
-        self._home = home
+    def __init__(self, home: HomeModel | dict[str, Any] | None) -> None:
+        self._home = home_model(home)
 
-    def home(self) -> dict[str, Any] | None:
+    def home(self) -> HomeModel | None:
         return self._home
 
     async def ready(self) -> bool:
@@ -23,7 +24,7 @@ class StaticDevices:
     def unavailable_reason(self) -> str:
         return "" if self._home is not None else "not connected"
 
-    def last_home(self) -> dict[str, Any] | None:
+    def last_home(self) -> HomeModel | None:
         return self._home
 
 

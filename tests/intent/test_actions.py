@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from homeassist.intent.home import HomeSnapshot
+from homeassist.home import HomeSnapshot
 from homeassist.messages import Command
 from tests.intent.test_targets import classifier, command
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from homeassist.intent.home import HomeSnapshot, SnapshotDevice
+from homeassist.home import HomeSnapshot, SnapshotDevice
 from homeassist.messages import Command
 from homeassist.zwave import home as zwave_home
 from homeassist.zwave.home import Device

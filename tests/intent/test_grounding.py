@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from homeassist.home import HomeSnapshot
 from homeassist.intent.classifier import normalize_text
 from homeassist.intent.grounding import Guard, grounding_for
-from homeassist.intent.home import HomeSnapshot
 from homeassist.messages import Command
 from homeassist.tools.manager import LOCAL_TOOLS
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
+from homeassist.home import HomeSnapshot
 from homeassist.intent.classifier import FollowUp, IntentClassifier
-from homeassist.intent.home import HomeSnapshot
 from homeassist.intent.targets import area_of
 from homeassist.messages import Command, Intent
 from homeassist.zwave import home as zwave_home

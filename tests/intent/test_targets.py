@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from homeassist.home import HomeSnapshot, index_of
 from homeassist.intent.answers import LEFT_ALONE
 from homeassist.intent.classifier import FollowUp, IntentClassifier
-from homeassist.intent.home import HomeSnapshot, index_of
 from homeassist.messages import Command, Intent
 from homeassist.vocabulary import TYPE_NOUNS
 from homeassist.zwave import home as zwave_home

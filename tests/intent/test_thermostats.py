@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from homeassist.intent.home import HomeSnapshot
+from homeassist.home import HomeSnapshot
 from homeassist.messages import Command
 from tests.intent.test_targets import HOME, classifier, command
 

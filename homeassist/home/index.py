@@ -1,41 +1,20 @@
-"""The home the classifier reads (``HomeSnapshot``: devices with names, areas, types and aliases) and
-its index (``HomeIndex`` of ``IndexedDevice``).
+"""The home's index (``HomeIndex`` of ``IndexedDevice``): what the classifier's matching needs.
 
-Shape: ``{"devices": [{"name", "area", "type", "aliases"?}], "areas": [...], "floors": [...]}``
-with Home Assistant's domain words as types (light, switch, fan, climate, lock, cover, sensor,
-binary_sensor, ...). The Z-Wave layer's ``Home.snapshot()`` builds it from the real network; tests and
-evaluations pass it in.
-
-``index_of(home)`` turns it into what matching needs (every name, variant and room phrase, normalised;
-the words the home uses; the fuzzy-matching candidates with their sounds), built once per distinct
-home: the Assistant passes a fresh dict each request, so the cache is keyed by the home's content.
+``index_of(home)`` turns a ``HomeModel`` into every name, variant and room phrase, normalised; the words
+the home uses; the fuzzy-matching candidates with their sounds. It is built once per distinct home
+(the model is frozen: the cache is keyed by its content).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, NotRequired, TypedDict
+from typing import Any
 
+from homeassist.home.model import HomeModel, HomeSnapshot, home_model
 from homeassist.vocabulary import TYPE_HINTS, TYPE_NOUNS, noun_variants, room_names, sound, words
 from homeassist.vocabulary import normalize_name as normalize_name
-
-
-class SnapshotDevice(TypedDict):
-    """One device of a ``HomeSnapshot``."""
-
-    name: str
-    area: NotRequired[str | None]
-    type: NotRequired[str]
-    aliases: NotRequired[list[str]]
-
-
-class HomeSnapshot(TypedDict, total=False):
-    """The home as plain data, as the Z-Wave layer reports it and the classifier reads it."""
-
-    devices: list[SnapshotDevice]
-    areas: list[str]
-    floors: list[str]
 
 
 @dataclass(frozen=True)
@@ -89,32 +68,16 @@ class HomeIndex:
         return next((d for d in self.devices if d.name == name), None)
 
 
-def index_of(home: HomeSnapshot | dict[str, Any] | None) -> HomeIndex:
-    """The home's index, cached by its content."""
-    if not home:
-        return _build(((), ()))
-    devices = tuple(
-        (
-            str(d.get("name") or ""),
-            str(d.get("area") or ""),
-            str(d.get("type") or ""),
-            tuple(str(a) for a in d.get("aliases") or () if a),
-        )
-        for d in home.get("devices") or ()
-        if d.get("name")
-    )
-    areas = tuple(str(a) for a in home.get("areas") or () if a)
-    return _build((devices, areas))
-
-
-_Key = tuple[tuple[tuple[str, str, str, tuple[str, ...]], ...], tuple[str, ...]]
+def index_of(home: HomeModel | HomeSnapshot | Mapping[str, Any] | None) -> HomeIndex:
+    """The home's index, cached by its content (plain data is read as ``home_model`` reads it)."""
+    return _build(home_model(home) or HomeModel())
 
 
 @lru_cache(maxsize=32)
-def _build(key: _Key) -> HomeIndex:
-    entries, listed = key
+def _build(home: HomeModel) -> HomeIndex:
     devices = []
-    for name, area, kind, aliases in entries:
+    for found in home.devices:
+        name, area, kind, aliases = found.name, found.area, found.type, found.aliases
         names = {normalize_name(name), *(normalize_name(a) for a in aliases)}
         names.discard("")
         devices.append(
@@ -127,7 +90,7 @@ def _build(key: _Key) -> HomeIndex:
                 area_words=frozenset(words(area)),
             )
         )
-    areas = sorted({*listed, *(d.area for d in devices if d.area)})
+    areas = sorted({*home.areas, *(d.area for d in devices if d.area)})
     area_phrases = sorted(
         {(phrase, area) for area in areas for phrase in room_names(area)}, key=lambda p: -len(p[0])
     )
