@@ -29,9 +29,9 @@ import logging
 from homeassist.errors import ZWaveError
 from homeassist.home import index_of
 from homeassist.intent.classifier import normalize_text
-from homeassist.intent.grounding import SAYS_HOW, light_wish
 from homeassist.intent.targets import parse
 from homeassist.intent.thermostats import heat_words
+from homeassist.intent.wishes import SAYS_HOW, light_wish
 from homeassist.tools.executor import current_room
 from homeassist.vocabulary import join_or
 from homeassist.zwave.control import HomeControl

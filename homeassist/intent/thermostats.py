@@ -9,6 +9,7 @@ import re
 
 from homeassist.home import HomeIndex, IndexedDevice
 from homeassist.intent.said import MAX_CHOICES, Ask, Said, Target
+from homeassist.intent.wishes import FEELS
 
 #: Asking how warm it is indoors: the home's thermometer answers ("how warm is it in here", "what's the
 #: temperature inside"). The router sends outdoor and weather questions to the web first.
@@ -64,13 +65,9 @@ _HEAT = re.compile(
 )
 
 
-#: How warm it feels: said with a request, the heat is what it is about ("it's freezing in here").
-_FEEL = re.compile(r"\b(?:cold|freezing|chilly|hot|boiling|stuffy|warm|warmth)\b")
-
-
 def heat_words(digits: str) -> bool:
     """Words of heat or of how warm it feels, whatever they name: no light or cover is meant by them."""
-    return _HEAT.search(digits) is not None or _FEEL.search(digits) is not None
+    return _HEAT.search(digits) is not None or FEELS.search(digits) is not None
 
 
 #: A number to go to: "up to 22", "down to 19", "set it to 21".
@@ -85,7 +82,7 @@ def heat_said(digits: str, said: Said, index: HomeIndex) -> bool:
     place with a thermostat and no light set to a number ("set upstairs to 70", "downstairs at 66")."""
     if _HEAT.search(digits) or _HOUSE_UP_TO.search(digits):
         return True
-    if _FEEL.search(digits) and _TO_NUMBER.search(digits):
+    if FEELS.search(digits) and _TO_NUMBER.search(digits):
         return True
     place = said.areas[0] if len(said.areas) == 1 else said.room if said.here else None
     there = {d.type for d in index.devices if d.area == place}
