@@ -13,8 +13,9 @@ from homeassist.tools.clock import make_datetime_tool, resolve_timezone
 from homeassist.tools.devices import make_device_tools
 from homeassist.tools.manager import ACTING_TOOLS, LOCAL_TOOLS, TIERS
 from homeassist.tools.timers import make_timer_tools
+from homeassist.zwave.confirm import Outcome
 from homeassist.zwave.connection import ZWaveConnection
-from homeassist.zwave.control import HomeControl, Outcome
+from homeassist.zwave.control import HomeControl
 from homeassist.zwave.home import Device, Home
 
 #: One device of every type Z-Wave gives (``zwave.home.device_type``).

@@ -9,21 +9,17 @@ sentence a person hears; failures raise :class:`ZWaveError` subclasses with that
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from aiohttp import ClientError
-from zwave_js_server.const import SetValueStatus
-from zwave_js_server.exceptions import BaseZwaveJSServerError, NotConnected, TransportError
 from zwave_js_server.model.node import Node
 from zwave_js_server.model.value import Value
 
 from homeassist import toolspec
 from homeassist.errors import ZWaveError, ZWaveUnavailableError
 from homeassist.home import HomeModel
+from homeassist.zwave.confirm import Outcome, join_names, report, set_confirmed
 from homeassist.zwave.connection import ZWaveConnection
 from homeassist.zwave.home import Device, Home, build_devices
 from homeassist.zwave.values import (
@@ -43,31 +39,10 @@ from homeassist.zwave.values import (
     equals,
     find_value,
     setpoint_unit,
-    value_id,
     value_unit,
 )
 
 _LOGGER = logging.getLogger(__name__)
-
-#: How long to wait for a device's own report of a change before asking it (polling).
-REPORT_GRACE_S = 1.0
-#: The connection to Z-Wave JS went away under a command: not connected (any more), the socket closing
-#: or closed (aiohttp's own errors, and ``ConnectionResetError`` "Cannot write to closing transport").
-_DROPPED = (NotConnected, TransportError, ClientError, ConnectionError)
-_FAILED = {
-    SetValueStatus.NO_DEVICE_SUPPORT: "does not support that",
-    SetValueStatus.FAIL: "refused the command",
-    SetValueStatus.ENDPOINT_NOT_FOUND: "has no such endpoint",
-    SetValueStatus.NOT_IMPLEMENTED: "cannot be set that way",
-    SetValueStatus.INVALID_VALUE: "rejected the value",
-}
-
-
-@dataclass(frozen=True)
-class Outcome:
-    device: Device
-    confirmed: bool
-    how: str  # "supervision", "report", or why not confirmed
 
 
 def to_zwave_level(percent: float) -> int:
@@ -193,8 +168,8 @@ class HomeControl:
         # Covers are open or closed, not on or off.
         covers = [o for o in outcomes if o.device.type == "cover"]
         others = [o for o in outcomes if o.device.type != "cover"]
-        said = [self._report(others, "on" if on else "off")] if others else []
-        said += [self._report(covers, "open" if on else "closed")] if covers else []
+        said = [report(others, "on" if on else "off")] if others else []
+        said += [report(covers, "open" if on else "closed")] if covers else []
         return " ".join(said)
 
     async def set_level(self, device: str, percent: float) -> str:
@@ -222,11 +197,11 @@ class HomeControl:
             raise ZWaveError(f"{device} can't be set to a level; only lights and blinds can.")
         covers = [o for o in outcomes if o.device.type == "cover"]
         others = [o for o in outcomes if o.device.type != "cover"]
-        said = [self._report(others, f"at {round(percent)}%")] if others else []
-        said += [self._report(list(switched), "on" if percent > 0 else "off")] if switched else []
+        said = [report(others, f"at {round(percent)}%")] if others else []
+        said += [report(list(switched), "on" if percent > 0 else "off")] if switched else []
         if covers:
             state = "closed" if round(percent) == 0 else f"{round(percent)}% open"
-            said.append(self._report(covers, "open" if round(percent) >= 99 else state))
+            said.append(report(covers, "open" if round(percent) >= 99 else state))
         return " ".join(said)
 
     async def toggle(self, device: str) -> str:
@@ -247,7 +222,7 @@ class HomeControl:
                 ]
                 if group:
                     state = ("open" if on else "closed") if covers else ("on" if on else "off")
-                    said.append(self._report(group, state))
+                    said.append(report(group, state))
         return " ".join(said)
 
     def _is_on(self, device: Device) -> bool:
@@ -283,10 +258,10 @@ class HomeControl:
         outcomes = await asyncio.gather(*(s for _, _, s in sets))
         on = await asyncio.gather(*(self._switch(target, True) for target in switched))
         said = [
-            self._report([o], _level_state(target.type, percent))
+            report([o], _level_state(target.type, percent))
             for o, (target, percent, _) in zip(outcomes, sets, strict=True)
         ]
-        said += [self._report(list(on), "on")] if on else []
+        said += [report(list(on), "on")] if on else []
         return " ".join(said)
 
     async def change_temperature(self, device: str, by: float) -> str:
@@ -328,9 +303,9 @@ class HomeControl:
             *(self._set(t, v, w, "setpoint", close_to(w), key=SETPOINT_HEATING) for t, v, w in sets)
         )
         if said == self.temperature_unit:
-            return self._report(outcomes, f"set to {degrees:g}°{self.temperature_unit}")
+            return report(outcomes, f"set to {degrees:g}°{self.temperature_unit}")
         home = round(convert_temperature(degrees, said, self.temperature_unit) * 2) / 2
-        return self._report(outcomes, f"set to {home:g}°{self.temperature_unit} ({degrees:g}°{said})")
+        return report(outcomes, f"set to {home:g}°{self.temperature_unit} ({degrees:g}°{said})")
 
     async def set_lock(self, device: str, locked: bool) -> str:
         targets = self._fitting("set_lock", self.home().resolve(device))
@@ -343,11 +318,11 @@ class HomeControl:
         mode = LOCK_SECURED if locked else LOCK_UNSECURED
         values = [(target, find_value(target.zwave_node, CC_DOOR_LOCK, "targetMode")) for target in targets]
         if missing := [target.name for target, value in values if value is None]:
-            raise ZWaveError(f"{_join(missing)} cannot be locked remotely.")
+            raise ZWaveError(f"{join_names(missing)} cannot be locked remotely.")
         outcomes = await asyncio.gather(
             *(self._set(t, v, mode, "currentMode", equals(mode)) for t, v in values if v is not None)
         )
-        return self._report(outcomes, "locked" if locked else "unlocked")
+        return report(outcomes, "locked" if locked else "unlocked")
 
     async def _switch(self, device: Device, on: bool) -> Outcome:
         node: Node = device.zwave_node
@@ -372,114 +347,9 @@ class HomeControl:
         *,
         key: int | str | None = None,
     ) -> Outcome:
-        node: Node = device.zwave_node
-        report = find_value(node, value.command_class, report_property, key)
-        loop = asyncio.get_running_loop()
-        reported: asyncio.Future[None] = loop.create_future()
-
-        def on_update(data: dict[str, Any]) -> None:
-            updated = data.get("value")
-            if (
-                report is not None
-                and isinstance(updated, Value)
-                and updated.value_id == report.value_id
-                and matches(updated.value)
-                and not reported.done()
-            ):
-                reported.set_result(None)
-
-        # Listen before sending: the device's own report may arrive before the set's result does.
-        unsubscribe = node.on("value updated", on_update)
-        deadline = loop.time() + self.confirm_timeout_s
-        try:
-            try:
-                status = await asyncio.wait_for(self._send(device, value, new_value), self.confirm_timeout_s)
-            except TimeoutError:
-                return Outcome(device, reported.done(), "report" if reported.done() else "no answer from it")
-            if status == SetValueStatus.SUCCESS:
-                return Outcome(device, True, "supervision")
-            if report is None:
-                return Outcome(device, False, "it has no value to confirm with")
-            # Most devices report a change by themselves; ask (poll) only when they stay silent.
-            grace = min(REPORT_GRACE_S, self.confirm_timeout_s / 2, max(0.0, deadline - loop.time()))
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(reported), grace)
-                return Outcome(device, True, "report")
-            return await self._confirm_by_poll(device, report, matches, reported, deadline)
-        finally:
-            unsubscribe()
-
-    async def _send(self, device: Device, value: Value, new_value: Any) -> SetValueStatus | None:
-        """Send the set; the status the driver reports (SUCCESS = confirmed by Supervision)."""
-        node: Node = device.zwave_node
-        try:
-            result = await node.async_set_value(value, new_value, wait_for_result=True)
-        except asyncio.CancelledError:
-            _reraise_if_cancelled()
-            raise _dropped(f"setting {device.name}") from None
-        except _DROPPED as err:
-            raise _dropped(f"setting {device.name}") from err
-        except BaseZwaveJSServerError as err:
-            raise ZWaveError(f"{device.name}: Z-Wave JS refused the command ({err})") from err
-        status = result.status if result is not None else None
-        if status in _FAILED:
-            raise ZWaveError(f"{device.name} {_FAILED[status]}.")
-        return status
-
-    async def _confirm_by_poll(
-        self,
-        device: Device,
-        report: Value,
-        matches: Callable[[Any], bool],
-        reported: asyncio.Future[None],
-        deadline: float,
-    ) -> Outcome:
-        """Ask the device for its value until it matches (or its own report does) or time runs out."""
-        node: Node = device.zwave_node
-        loop = asyncio.get_running_loop()
-        last: Any = None
-        while not reported.done() and (remaining := deadline - loop.time()) > 0:
-            try:
-                response = await asyncio.wait_for(
-                    node.async_send_command(
-                        "poll_value", valueId=value_id(report), require_schema=1, wait_for_result=True
-                    ),
-                    remaining,
-                )
-            except TimeoutError:
-                break
-            except asyncio.CancelledError:
-                _reraise_if_cancelled()
-                raise _dropped(f"confirming {device.name}") from None
-            except _DROPPED as err:
-                raise _dropped(f"confirming {device.name}") from err
-            except BaseZwaveJSServerError as err:
-                _LOGGER.debug("Polling %s failed: %s", device.name, err)
-            else:
-                last = (response or {}).get("value")
-                if matches(last):
-                    return Outcome(device, True, "report")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(reported), min(0.2, max(0.0, deadline - loop.time())))
-        if reported.done():
-            return Outcome(device, True, "report")
-        return Outcome(
-            device, False, "it did not report the new state" if last is None else f"it still reports {last!r}"
+        return await set_confirmed(
+            device, value, new_value, report_property, matches, key=key, timeout_s=self.confirm_timeout_s
         )
-
-    @staticmethod
-    def _report(outcomes: Sequence[Outcome], state: str) -> str:
-        for outcome in outcomes:
-            verdict = "confirmed by" if outcome.confirmed else "not confirmed:"
-            _LOGGER.debug("%s %s: %s %s", outcome.device.name, state, verdict, outcome.how)
-        done = [o.device.name for o in outcomes if o.confirmed]
-        pending = [o for o in outcomes if not o.confirmed]
-        sentences = []
-        if done:
-            sentences.append(f"{_join(done)} {'is' if len(done) == 1 else 'are'} now {state}.")
-        for outcome in pending:
-            sentences.append(f"Sent {outcome.device.name} {state}, but not confirmed: {outcome.how}.")
-        return " ".join(sentences)
 
 
 def _level_state(kind: str, percent: int) -> str:
@@ -487,20 +357,3 @@ def _level_state(kind: str, percent: int) -> str:
     if kind == "cover":
         return "closed" if percent == 0 else "open" if percent >= 99 else f"{percent}% open"
     return f"at {percent}%" if percent else "off"
-
-
-def _join(names: Sequence[str]) -> str:
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-
-
-def _dropped(doing: str) -> ZWaveUnavailableError:
-    """What a person hears when the connection went away in the middle of a command (an expected
-    event: the executor logs it in one line, without a traceback)."""
-    return ZWaveUnavailableError(f"Z-Wave is not connected: the connection dropped while {doing}")
-
-
-def _reraise_if_cancelled() -> None:
-    """Re-raise when our own task is being cancelled; otherwise the client cancelled a pending command."""
-    task = asyncio.current_task()
-    if task is not None and task.cancelling():
-        raise asyncio.CancelledError

@@ -66,7 +66,7 @@ async def test_home_model_has_every_node_with_name_area_and_type(
 async def test_turn_on_and_off_confirmed_by_report(
     control: HomeControl, observer: Observer, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.DEBUG, logger="homeassist.zwave.control")
+    caplog.set_level(logging.DEBUG, logger="homeassist.zwave")
     assert await control.turn("kitchen light", True) == "Kitchen Light is now on."
     assert await observer.read(KITCHEN_LIGHT, SWITCH, "currentValue") is True
     assert "Kitchen Light on: confirmed by report" in caplog.text
@@ -77,7 +77,7 @@ async def test_turn_on_and_off_confirmed_by_report(
 async def test_supervised_switch_is_confirmed_by_supervision(
     control: HomeControl, observer: Observer, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.DEBUG, logger="homeassist.zwave.control")
+    caplog.set_level(logging.DEBUG, logger="homeassist.zwave")
     assert await control.turn("Porch Light", True) == "Porch Light is now on."
     assert "Porch Light on: confirmed by supervision" in caplog.text
     assert await observer.read(PORCH_LIGHT, SWITCH, "currentValue") is True
