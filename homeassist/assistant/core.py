@@ -50,7 +50,7 @@ from homeassist.errors import HomeassistError, ModelError, ZWaveUnavailableError
 from homeassist.home import HomeModel, index_of
 from homeassist.intent.classifier import IntentClassifier, normalize_text
 from homeassist.intent.guard import Guard
-from homeassist.intent.targets import area_of
+from homeassist.intent.rooms import area_of
 from homeassist.llm.base import ModelClient, SentenceSink
 from homeassist.messages import Command, Intent, Reply, ReplyPath, ToolResult
 from homeassist.stats import Stats

@@ -36,15 +36,15 @@ from homeassist.home import HomeIndex, HomeModel, HomeSnapshot, index_of
 from homeassist.intent.abilities import cannot_do
 from homeassist.intent.actions import device_command
 from homeassist.intent.answers import choose
-from homeassist.intent.clock_times import FoundAt, mentions_other_day, search_at
-from homeassist.intent.durations import FoundDuration, search_duration
 from homeassist.intent.home_questions import home_question
 from homeassist.intent.numbers import FRACTION_PARTS, words_to_digits
 from homeassist.intent.pleasantries import pleasantry
+from homeassist.intent.rooms import area_of, placed
 from homeassist.intent.router import route
 from homeassist.intent.said import Said, Target
-from homeassist.intent.targets import area_of, device_intent, parse, placed, resolve
+from homeassist.intent.targets import device_intent, parse, resolve
 from homeassist.intent.thermostats import heat_words
+from homeassist.intent.timer_commands import LATER, REMIND_ME, When, timer_command, when_of
 from homeassist.messages import Command, Intent, IntentKind
 from homeassist.vocabulary import says_stop
 
@@ -157,8 +157,8 @@ def _classify(norm: str, follow_up: FollowUp | None, index: HomeIndex, room: str
     digits = words_to_digits(norm)
     routed = route(digits, named_device=named_device, area_named=bool(said.areas))
     # "remind me to turn off the oven light": to be told later, never done now.
-    reminder = _REMIND_ME.search(norm) is not None
-    if reminder and (routed.kind == "device" or (routed.kind == "general" and _LATER.search(norm))):
+    reminder = REMIND_ME.search(norm) is not None
+    if reminder and (routed.kind == "device" or (routed.kind == "general" and LATER.search(norm))):
         # "I need a nudge in half an hour to check the oven" is a reminder, whatever it is about.
         routed = replace(routed, kind="timer")
     if routed.kind in ("general", "web") and not named_device and not reminder:
@@ -170,8 +170,8 @@ def _classify(norm: str, follow_up: FollowUp | None, index: HomeIndex, room: str
         cannot = cannot_do(norm)
         if cannot is not None:
             return Intent("general", routed.confidence, question=cannot)
-    later = routed.kind == "timer" or (routed.kind == "device" and _LATER.search(norm))
-    when = _when(norm) if later else None
+    later = routed.kind == "timer" or (routed.kind == "device" and LATER.search(norm))
+    when = when_of(norm) if later else None
     if when is not None and not reminder and routed.scores["device"] > 0:
         # Resolved, a delayed device request is a timer request; unresolved, the router's kind stands.
         scheduled = _scheduled_action(when, follow_up, index, room)
@@ -195,7 +195,7 @@ def _routed_intent(
     digits: str,
     said: Said,
     index: HomeIndex,
-    when: _When | None,
+    when: When | None,
 ) -> Intent:
     if kind == "datetime":
         return Intent("datetime", confidence, Command("get_current_datetime", {}))
@@ -206,7 +206,7 @@ def _routed_intent(
             return Intent("device", confidence)
         return intent
     if kind == "timer":
-        return Intent("timer", confidence, _timer_command(norm, when))
+        return Intent("timer", confidence, timer_command(norm, when))
     return Intent(kind, confidence)
 
 
@@ -257,65 +257,8 @@ def _fits(tool: str, types: frozenset[str]) -> bool:
     return not acts_on or (bool(types) and types <= acts_on)
 
 
-# --- timers, alarms, reminders and delayed device actions ------------------------------------------
-
-#: A word that may start a delay or a clock time: the cheap test before looking for one.
-_LATER = re.compile(
-    r"\b(?:in|after|within|at|around|about|for|noon|midnight|o'?clock|tonight|tomorrow|am|pm|a m|p m)\b"
-    r"|\d[:.]\d\d"
-)
-#: A reminder's own word: "reminder", or "a nudge", "a heads up", "a ping" asked for.
-_NUDGE = r"(?:reminder|nudge|heads up|ping)"
-_REMIND_ME = re.compile(
-    r"^(?:remind|set (?:an? )?reminder|reminder)\b|\bremind me\b"
-    rf"|^(?:i need|i want|give me|send me)(?: me)? (?:a |an )?{_NUDGE}\b"
-)
-#: Words before a clock time that mean "at that time".
-_AT_WORDS = ("", "at", "for", "around", "about")
-#: Repeating or beyond tomorrow: the timer tools' model path handles these.
-_RECURRING = re.compile(r"\b(?:every|everyday|each|daily|hourly|weekly|monthly|weekdays?|weekends?|snooze)\b")
-
-
-@dataclass(frozen=True)
-class _When:
-    """The one delay or clock time a request says (``when.search_*``), looked for once."""
-
-    duration: FoundDuration | None
-    at: FoundAt | None
-    #: Repeating, or on a day an ``at`` string cannot say: no timer is set locally.
-    other_day: bool
-
-    def only_duration(self) -> FoundDuration | None:
-        if self.other_day or self.at is not None or self.duration is None or self.duration.seconds <= 0:
-            return None
-        return None if search_duration(self.duration.rest) else self.duration
-
-    def only_at(self) -> FoundAt | None:
-        # "by 7", "until 10 pm" are not times to act at.
-        if self.other_day or self.duration is not None or self.at is None or self.at.prefix not in _AT_WORDS:
-            return None
-        return None if search_at(self.at.rest) else self.at
-
-
-def says_later(norm: str) -> bool:
-    """Whether the words say when, later than now, as the classifier reads a delayed request: a delay
-    ("in ten minutes", "after an hour") or a time to act at ("at nine"); "for ten minutes", "for 7",
-    "until 10" and "by 7" say how long, which or till when, not when."""
-    when = _when(norm)
-    if when.duration is not None and when.duration.later:
-        return True
-    return when.at is not None and when.at.prefix in _AT_WORDS and when.at.prefix != "for"
-
-
-def _when(norm: str) -> _When:
-    other_day = bool(_RECURRING.search(norm)) or mentions_other_day(norm)
-    duration = search_duration(norm)
-    # A clock time is looked for outside the duration: "for one and a half hours" is not "at 1".
-    return _When(duration, search_at(duration.rest if duration else norm), other_day)
-
-
 def _scheduled_action(
-    when: _When, follow_up: FollowUp | None, index: HomeIndex, room: str | None
+    when: When, follow_up: FollowUp | None, index: HomeIndex, room: str | None
 ) -> Command | None:
     """``schedule_device_action`` for a device request with a delay or a clock time whose request
     without the delay resolves to a device command that can be scheduled, and exactly that command:
@@ -336,106 +279,3 @@ def _scheduled_action(
         return None
     args: dict[str, Any] = {**command.args, "action": command.tool}
     return Command("schedule_device_action", {**args, **later})
-
-
-_TIMER_WORD = r"(?:timer|alarm|reminder|countdown)"
-_CANCEL = re.compile(
-    r"^(?:cancel|stop|delete|remove|clear|dismiss|silence|end|kill|abort|turn off|switch off|shut off|"
-    r"get rid of)(?: the| my| that| this)?(?: (?P<pre>[a-z' ]+?))? "
-    + _TIMER_WORD
-    + r"(?: (?:for|called|named) (?:the |my )?(?P<post>[a-z' ]+))?$"
-)
-#: Words before "timer" that pick the one there is, not a name: "cancel the current timer".
-_THE_ONE = {"current", "next", "running", "active", "only", "existing", "last", "latest", "one", "upcoming"}
-_LIST = re.compile(
-    r"^(?:how (?:long|much time|many minutes)|what'?s left|time (?:left|remaining))\b.*\b"
-    + _TIMER_WORD
-    + r"s?\b"
-    r"|^(?:what|which|list|show|read|tell me|check)(?: me)?(?: all)?(?: of)?(?: the| my)?(?: \w+)? "
-    + _TIMER_WORD
-    + r"s\b(?: (?:do i have|have i (?:got|set)|are (?:set|running|on|there|active)|i have|i set|are))?"
-    r"(?: (?:going|running|on|set|active))?$"
-    r"|^(?:do|have) i (?:have|got|set) (?:any )?" + _TIMER_WORD + r"s?(?: (?:set|running|on|going))?$"
-    r"|^(?:are|is) there (?:any |an? )?" + _TIMER_WORD + r"s?(?: (?:set|running|on|going))?$"
-    r"|^(?:status of|check on)(?: the| my)?(?: [\w' -]+)? timers?$"
-    r"|^(?:when (?:is|does) my|what time is my) (?:\w+ )?(?:alarm|timer|reminder)\b"
-    r"(?: (?:set for|going off|go off|set|for))?$"
-)
-_VERB = r"(?:set|start|make|create|add|put on|give me|i need|i want|run|begin|set up|schedule)(?: me)? "
-_TIMER_REST = re.compile(
-    rf"^(?:{_VERB})?(?:(?:a|an|the|my|one) )?(?:new )?(?:(?P<pre>[a-z' ]+?) )?(?:timer|countdown)"
-    r"(?: (?:called|named|labelled|labeled|for|on) (?:the |my )?(?P<post>[a-z' ]+))?$"
-)
-#: "time nine minutes for my pasta", the duration taken out.
-_TIME_IT = re.compile(r"^time(?: (?:it|this|that))?(?: for (?:the |my )?(?P<post>[a-z' ]+))?$")
-_ALARM_REST = re.compile(
-    rf"^(?:{_VERB})?(?:(?:an|a|the|my|one) )?(?:new )?(?:alarm(?: clock)?|wake up call|wake up alarm)"
-    r"(?: for| at)?$|^(?:wake|get) me(?: up)?$"
-)
-_REMINDER_REST = re.compile(
-    r"^(?:remind me|(?:set|create|add|make|give me|send me|i need|i want|put in|schedule)(?: me)? (?:a |an )?"
-    rf"{_NUDGE}|reminder)(?: for me)? (?:to|that|about|of) (?P<message>.+)$"
-)
-#: Words that are no part of a timer's name (verbs on timers, questions, times): a name with one of
-#: them is not understood.
-_NOT_A_NAME = {
-    "a", "an", "the", "my", "me", "it", "and", "then", "to", "at", "in", "for", "on", "off", "of",
-    "from", "by", "with", "set", "start", "turn", "timer", "timers", "alarm", "alarms", "reminder",
-    "remind", "cancel", "stop", "pause", "unpause", "resume", "continue", "restart", "reset",
-    "remove", "delete", "clear", "take", "add", "subtract", "extend", "increase", "decrease",
-    "change", "update", "edit", "move", "snooze", "dismiss", "silence", "end", "kill", "abort",
-    "status", "check", "show", "list", "how", "what", "when", "which", "is", "are", "time", "left",
-    "long", "much", "more", "less", "minus", "plus", "tomorrow", "today", "tonight", "morning",
-    "am", "pm", "all", "every", "both", "other", "these", "those", "first", "second", "third",
-    "fourth", "last", "earlier", "later",
-}  # fmt: skip
-#: Said of a new timer, but not its name: "set another timer", "a second timer".
-_NEW_ONE = {"new", "another", "second", "third", "quick", "simple", "extra", "other"}
-
-
-def _timer_name(words: str | None, unnamed: set[str]) -> str | None:
-    """The name in "a pasta timer": "" when none was said (or only words in ``unnamed``), None when
-    the words are not a name."""
-    name = (words or "").strip()
-    if not name or name in unnamed:
-        return ""
-    parts = name.split()
-    if len(parts) > 3 or any(p in _NOT_A_NAME for p in parts) or words_to_digits(name) != name:
-        return None
-    return name
-
-
-def _timer_command(norm: str, when: _When | None) -> Command | None:
-    """The timer tool call a ``timer`` request resolves to, or None (the model answers)."""
-    if cancel := _CANCEL.match(norm):
-        pre, post = cancel.group("pre"), cancel.group("post")
-        name = None if pre and post else _timer_name(post or pre, _THE_ONE)
-        return None if name is None else Command("cancel_timer", {"name_or_id": name})
-    if _LIST.match(norm):
-        return Command("list_timers", {})
-    if when is None:
-        return None
-    if duration := when.only_duration():
-        if timer := _TIMER_REST.match(duration.rest):
-            pre, post = timer.group("pre"), timer.group("post")
-            name = None if pre and post else _timer_name(post or pre, _NEW_ONE)
-            if name is None:
-                return None
-            return Command("set_timer", {"seconds": duration.seconds, **({"name": name} if name else {})})
-        if (timed := _TIME_IT.match(duration.rest)) and not duration.later:
-            # "time nine minutes for my pasta"
-            name = _timer_name(timed.group("post"), _NEW_ONE)
-            if name is None:
-                return None
-            return Command("set_timer", {"seconds": duration.seconds, **({"name": name} if name else {})})
-        if duration.later and (reminder := _REMINDER_REST.match(duration.rest)):
-            return Command(
-                "set_reminder", {"message": reminder.group("message"), "in_seconds": duration.seconds}
-            )
-        return None
-    if at := when.only_at():
-        if _ALARM_REST.match(at.rest):
-            return Command("set_alarm", {"at": at.at})
-        if reminder := _REMINDER_REST.match(at.rest):
-            return Command("set_reminder", {"message": reminder.group("message"), "at": at.at})
-    return None

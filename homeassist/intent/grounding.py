@@ -50,8 +50,9 @@ from homeassist.home import (
     index_of,
     normalize_name,
 )
+from homeassist.intent.rooms import placed
 from homeassist.intent.said import Ask, Target
-from homeassist.intent.targets import parse, placed, resolve
+from homeassist.intent.targets import parse, resolve
 from homeassist.intent.wishes import COOLER, WARMER
 from homeassist.messages import Command
 from homeassist.vocabulary import GROUP_WORDS, TYPE_HINTS, TYPE_NOUNS, TYPE_WORD, join_or, plural, words

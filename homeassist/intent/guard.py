@@ -27,8 +27,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from homeassist.home import HomeModel, HomeSnapshot
-from homeassist.intent.classifier import says_later
 from homeassist.intent.grounding import ACTS_ON_DEVICE, MAX_CHOICES, Grounding, grounding_for
+from homeassist.intent.timer_commands import says_later
 from homeassist.intent.wishes import (
     ASKS,
     COOLER,

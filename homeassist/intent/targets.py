@@ -13,7 +13,7 @@ answer (``choices``), which ``answers.choose`` reads in the next request. Words 
 ("the front porch light", "the spot lights in the kitchen") are the exception: ``descriptions``.
 Anything else carries no command: the model decides with the device tools.
 
-The request's room (a satellite's, or ``[assistant] room``; ``placed``): a type noun naming no area
+The request's room (a satellite's, or ``[assistant] room``; ``rooms.placed``): a type noun naming no area
 and no device ("turn on the light", "dim the lamps") means the room's devices of that type: the one
 there is; said in the plural, the room's group of that type (the same target "the bedroom lights"
 gives); said in the singular where there are two or three, the person is asked which. A type the
@@ -31,7 +31,6 @@ candidates precomputed once per home (``homeassist.home.index_of``).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import replace
 
 from homeassist.home import HomeIndex, IndexedDevice, normalize_name
@@ -282,53 +281,6 @@ def _in_room(said: Said, room: str, index: HomeIndex) -> Target | Ask | str | No
             return Ask(tuple(Target(d.name, frozenset({d.type})) for d in members), exact=True)
         return None
     return resolve(replace(said, areas=(room,), room=None, here=False), index)
-
-
-#: Words that name the request's own room.
-_HERE = re.compile(r"\b(?:(?:in|over|around|from) )?here\b|\b(?:in |from |on )?this (?:room|floor)\b")
-#: Words that name the whole home: the request's room does not narrow them ("turn off all the lights").
-_WHOLE_HOME = GROUP_WORDS | {"house", "home", "everywhere"}
-
-
-def area_of(room: str | None, areas: Iterable[str]) -> str | None:
-    """The home's area that a configured room names, compared without case, spaces, "_" or "-"
-    ("kitchen", "Living_Room"); None when it names none."""
-    if not room:
-        return None
-    key = _room_key(room)
-    return next((area for area in areas if _room_key(area) == key), None) if key else None
-
-
-def _room_key(name: str) -> str:
-    return re.sub(r"[\s_-]+", "", name).casefold()
-
-
-def placed(said: Said, norm: str, room: str | None) -> Said:
-    """``said`` with the request's ``room`` (an area of the home, or None) where the words name no
-    area, no device and not the whole home; "this room" is then a place, not a vague word."""
-    here = _HERE.search(norm)
-    if (room is None and here is None) or said.named or said.areas:
-        return said
-    if room is None:
-        return replace(said, here=True)
-    if here is None:
-        return said if _WHOLE_HOME & set(said.spoken) else replace(said, room=room)
-    place = next((w for w in ("room", "floor") if w in here.group(0)), None)
-    if place is None:
-        return replace(said, room=room, here=True)
-
-    def without_room(found: tuple[str, ...]) -> tuple[str, ...]:
-        at = found.index(place) if place in found else -1
-        return found if at < 0 else found[:at] + found[at + 1 :]
-
-    return replace(
-        said,
-        room=room,
-        here=True,
-        content=without_room(said.content),
-        rest=without_room(said.rest),
-        unknown=without_room(said.unknown),
-    )
 
 
 def _closest(said: Said, index: HomeIndex) -> Target | Ask | None:

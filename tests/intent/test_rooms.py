@@ -12,7 +12,7 @@ import pytest
 
 from homeassist.home import HomeSnapshot
 from homeassist.intent.classifier import FollowUp, IntentClassifier
-from homeassist.intent.targets import area_of
+from homeassist.intent.rooms import area_of
 from homeassist.messages import Command, Intent
 from homeassist.zwave import home as zwave_home
 from homeassist.zwave.home import Device
