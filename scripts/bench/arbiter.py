@@ -49,7 +49,6 @@ import argparse
 import asyncio
 import json
 import math
-import subprocess
 import sys
 import tempfile
 import time
@@ -59,16 +58,15 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+from harness.figures import figures, table
+from harness.speech import synthesize
+from wake import FRAME_S, SPEEDS, VOICE_DIR, VOICES, Samples, log
+
+from homeassist.audio.arbiter import HEAR_S, LOOKBACK_S, TIE_DB, WINDOW_S, Arbiter, frame_level_db
+from homeassist.audio.capture import FRAME_SAMPLES, SAMPLE_RATE, AudioFrame, read_wav, to_frames
+from homeassist.audio.wake import WakeWordDetector, shipped_words
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-
-from benchlib import figures, table  # noqa: E402 (beside this script)
-from wake import FRAME_S, SPEEDS, VOICE_DIR, VOICES, Samples, log  # noqa: E402 (beside this script)
-
-from homeassist.audio.arbiter import HEAR_S, LOOKBACK_S, TIE_DB, WINDOW_S, Arbiter, frame_level_db  # noqa: E402
-from homeassist.audio.capture import FRAME_SAMPLES, SAMPLE_RATE, AudioFrame, read_wav, to_frames  # noqa: E402
-from homeassist.audio.wake import WakeWordDetector, shipped_words  # noqa: E402
 
 Audio = npt.NDArray[np.float64]
 #: The far microphone's gain against the near one's (1.0).
@@ -85,13 +83,8 @@ SYNTHETIC = "hey jarvis, turn on the kitchen light"
 
 
 def speak(text: str, directory: Path, voice: str = "en", wpm: int = 175) -> Samples:
-    """espeak-ng trimmed as tests/audio/conftest.py ``synthesize`` does (wake.Synth has no ``-D``: sox's
-    random dither would make each run's audio differ)."""
-    raw, out = directory / "espeak.wav", directory / "speech.wav"
-    subprocess.run(["espeak-ng", "-v", voice, "-s", str(wpm), "-w", str(raw), text], check=True)
-    trim = ["silence", "1", "0.01", "0.1%", "reverse", "silence", "1", "0.01", "0.1%", "reverse"]
-    subprocess.run(["sox", "-D", str(raw), "-r", "16000", "-c", "1", "-b", "16", str(out), *trim], check=True)
-    return read_wav(out)
+    """espeak-ng, trimmed and without dither (``harness.speech.synthesize``): the same audio each run."""
+    return synthesize(text, directory, voice=voice, wpm=wpm)
 
 
 def level_db(audio: Audio) -> float:

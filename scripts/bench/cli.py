@@ -31,8 +31,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from benchlib import figures, free_port
 from daemon import start_daemon, wait_ready
+from harness.figures import figures
+from harness.processes import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 TARGETS_MS = {"--help": 300.0, "ask (daemon)": 500.0}

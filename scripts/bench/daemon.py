@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import httpx
-from benchlib import free_port, percentile, proc_cpu_s, proc_status
+from harness.figures import percentile
+from harness.processes import free_port, proc_cpu_s, proc_status
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = {

@@ -27,11 +27,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, cast
 
+from harness.doubles import Chunk, OllamaStandIn, Pause, Turn, reply, stream, tool_calls
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langchain_ollama import ChatOllama
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from homeassist.config.loader import load_settings
 from homeassist.errors import ModelError
@@ -39,7 +38,6 @@ from homeassist.llm.ollama import OllamaClient
 from homeassist.tools.devices import make_device_tools
 from homeassist.tools.executor import ToolExecutor
 from homeassist.zwave.control import HomeControl
-from tests.llm.standin import Chunk, OllamaStandIn, Pause, Turn, reply, stream, tool_calls
 
 _LOGGER = logging.getLogger("bench.llm")
 

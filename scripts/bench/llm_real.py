@@ -45,9 +45,9 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from benchlib import figures, free_port, table
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from harness.doubles import CALL_TEXT, MODEL_0_5B, MODEL_1_5B, LlamaServer, cached_model
+from harness.figures import figures, table
+from harness.processes import free_port
 
 from homeassist.assistant.answering import ONE_MOMENT
 from homeassist.config.loader import load_settings
@@ -63,7 +63,6 @@ from homeassist.messages import ToolResult
 from homeassist.scheduler.service import Job, Scheduler
 from homeassist.tools.clock import resolve_timezone
 from homeassist.tools.manager import ACTING_TOOLS, TIERS
-from tests.llm.real_model import CALL_TEXT, MODEL_0_5B, MODEL_1_5B, LlamaServer, cached_model
 
 REQUESTS = Path(__file__).with_name("llm_requests.jsonl")
 MODELS = {"0.5b": MODEL_0_5B, "1.5b": MODEL_1_5B}

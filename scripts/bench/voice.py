@@ -57,10 +57,8 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
-from benchlib import figures, free_port, proc_cpu_s, proc_status, table
+from harness.figures import figures, table
+from harness.processes import free_port, proc_cpu_s, proc_status
 
 from homeassist.audio.capture import FRAME_SECONDS, SAMPLE_RATE, AudioFrame, WavSource
 from homeassist.audio.endpoint import Endpointer, Event, Utterance

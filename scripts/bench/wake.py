@@ -54,7 +54,6 @@ import argparse
 import json
 import random
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -62,14 +61,14 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+from harness.speech import synthesize
+
+from homeassist.audio.capture import FRAME_SAMPLES, SAMPLE_RATE, AudioFrame, read_wav, to_frames
+from homeassist.audio.endpoint import Endpointer, Utterance
+from homeassist.audio.voice import WAKE_LOOKBACK_MS
+from homeassist.audio.wake import WakeWordDetector
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-
-from homeassist.audio.capture import FRAME_SAMPLES, SAMPLE_RATE, AudioFrame, read_wav, to_frames  # noqa: E402
-from homeassist.audio.endpoint import Endpointer, Utterance  # noqa: E402
-from homeassist.audio.voice import WAKE_LOOKBACK_MS  # noqa: E402
-from homeassist.audio.wake import WakeWordDetector  # noqa: E402
 
 Samples = npt.NDArray[np.int16]
 VOICE_DIR = ROOT.parent / "shared" / "voice"
@@ -135,17 +134,14 @@ def log(message: str) -> None:
 
 
 class Synth:
-    """espeak-ng -> 16 kHz mono int16, espeak's leading and trailing silence trimmed."""
+    """espeak-ng -> 16 kHz mono int16, espeak's leading and trailing silence trimmed
+    (``harness.speech.synthesize``), with sox's dither, as this bench has always made its clips."""
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
 
     def __call__(self, text: str, voice: str, wpm: int) -> Samples:
-        raw, out = self.directory / "espeak.wav", self.directory / "speech.wav"
-        subprocess.run(["espeak-ng", "-v", voice, "-s", str(wpm), "-w", str(raw), text], check=True)
-        trim = ["silence", "1", "0.01", "0.1%", "reverse", "silence", "1", "0.01", "0.1%", "reverse"]
-        subprocess.run(["sox", str(raw), "-r", "16000", "-c", "1", "-b", "16", str(out), *trim], check=True)
-        return read_wav(out)
+        return synthesize(text, self.directory, voice=voice, wpm=wpm, dither=True)
 
 
 def padded(audio: Samples, rng: np.random.Generator, before: float = 1.0, after: float = 1.5) -> Samples:

@@ -25,15 +25,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.doubles import SearchSite
+from harness.figures import figures
+
+from homeassist.config.loader import load_settings
+from homeassist.tools.executor import ToolExecutor
+from homeassist.web.build import BROWSER_SERVER, build_web
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-
-from benchlib import figures  # noqa: E402 (beside this script)
-
-from homeassist.config.loader import load_settings  # noqa: E402 (after the path is set)
-from homeassist.tools.executor import ToolExecutor  # noqa: E402
-from homeassist.web.build import BROWSER_SERVER, build_web  # noqa: E402
-from tests.web.search_site import SearchSite  # noqa: E402
 
 TARGET_COLD_S = 3.0
 TARGET_WARM_S = 1.5

@@ -23,7 +23,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from benchlib import figures, free_port
+from harness.figures import figures
+from harness.processes import free_port
 
 from homeassist.config.loader import load_settings
 from homeassist.daemon import build_runtime

@@ -1,0 +1,35 @@
+"""Word error: the word-level edit distance between what was said and what was heard.
+
+Contract: ``word_edits`` counts the substitutions, deletions and insertions that turn the reference
+words into the hypothesis words (Levenshtein over words, each edit costing 1): the numerator of the word
+error rate, whose denominator is ``len(reference)``. ``error_rate`` sums both over many utterances.
+Normalising the text (case, punctuation, numbers spelled out) is each bench's own business: it decides
+what counts as the same word.
+
+This is written here rather than taken from ``jiwer`` because jiwer is not among the project's
+dependencies; with jiwer added, ``word_edits`` is ``jiwer.process_words(" ".join(reference),
+" ".join(hypothesis))``'s substitutions + deletions + insertions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+
+def word_edits(reference: Sequence[str], hypothesis: Sequence[str]) -> int:
+    """The fewest single-word substitutions, deletions and insertions from reference to hypothesis."""
+    row = list(range(len(hypothesis) + 1))
+    for i, r in enumerate(reference, 1):
+        prev, row[0] = row[0], i
+        for j, h in enumerate(hypothesis, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (r != h))
+    return row[-1]
+
+
+def error_rate(pairs: Iterable[tuple[Sequence[str], Sequence[str]]]) -> float:
+    """Sum of edits over sum of reference words (NaN with no reference words)."""
+    edits = words = 0
+    for reference, hypothesis in pairs:
+        edits += word_edits(reference, hypothesis)
+        words += len(reference)
+    return edits / words if words else float("nan")
