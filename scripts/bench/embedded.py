@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import shutil
 import signal
@@ -41,6 +40,7 @@ import httpx
 import numpy as np
 from harness.figures import figures, table
 from harness.processes import LOOPBACK_WEB_ENV, free_port, proc_status
+from harness.runner import write_json
 
 from homeassist.audio.capture import FRAME_SAMPLES, AudioFrame
 from homeassist.audio.wake import WakeWordDetector
@@ -278,8 +278,7 @@ def main() -> None:
             ["model server", "frames", "late (> 80 ms)", "p50 ms", "p95 ms", "max ms", "answer s", "answers"],
             rows,
         )
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")
+    write_json(args.json, result)
 
 
 if __name__ == "__main__":

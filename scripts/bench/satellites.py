@@ -47,11 +47,11 @@ own wake word under ``TARGET_IDLE_SHARE`` of one core in total.
    utterance heard by two devices in a room (the arbiter's choice), idle cost and RSS per device.
 
 Run: ``scripts/bench/satellites [--quick] [--rounds N] [--idle S] [--no-asr] [--esphome-only | --no-esphome]
-[--shared N] [--json PATH]``; the tables go to stdout, every figure to ``--json``; the README keeps the
-figures measured. Every process it starts (the simulated home, the satellites in their own
-process groups, the wake service, the asr services, the ESPHome device process) is stopped at the end,
-on Ctrl-C and SIGTERM too; temporary files go in one temporary directory. Everything listens on
-127.0.0.1.
+[--shared N] [--json PATH]``; the tables go to stdout, every figure to ``--json``; past runs' figures
+and findings are in ``scripts/bench/results/satellites.md``. Every process it starts (the simulated
+home, the satellites in their own process groups, the wake service, the asr services, the ESPHome device
+process) is stopped at the end, on Ctrl-C and SIGTERM too; temporary files go in one temporary
+directory. Everything listens on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -60,7 +60,6 @@ import argparse
 import asyncio
 import contextlib
 import io
-import json
 import logging
 import os
 import signal
@@ -75,6 +74,7 @@ from harness.daemon_parts import LOCAL_SOURCE, Home, bench_settings
 from harness.figures import table
 from harness.noise import with_noise
 from harness.processes import Group, free_port, kill_groups, proc_status, wait_port
+from harness.runner import bench_parser, write_json
 from harness.speech import Samples
 from satellites_common import (
     HERE,
@@ -426,9 +426,7 @@ def print_report(result: dict[str, Any]) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = bench_parser(__doc__)
     parser.add_argument(
         "--quick", action="store_true", help="4 rounds per condition, 15 s idle windows, asr once"
     )
@@ -448,7 +446,6 @@ def main() -> int:
         default=0,
         help="ESPHome shared-utterance runs within the arbiter's window (default 16, quick 8)",
     )
-    parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     if not SATELLITE_PYTHON.exists() and not args.esphome_only:
@@ -481,8 +478,7 @@ def main() -> int:
     finally:
         kill_groups()
     print_report(result)
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2, default=str), encoding="utf-8")
+    write_json(args.json, result)
     return 0
 
 

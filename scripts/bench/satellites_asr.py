@@ -27,15 +27,14 @@ Run alone: ``.venv/bin/python scripts/bench/satellites_asr.py [--quick] [--clips
 [--json PATH]`` (``--quick``: each of the 12 clips once, under a minute plus the first install;
 without it three times); ``scripts/bench/
 satellites`` calls :func:`compare_asr`. Everything listens on 127.0.0.1 only; only the first install
-reaches the package index. The table goes to stdout, the rows to ``--json``; the README keeps the
-figures measured.
+reaches the package index. The table goes to stdout, the rows to ``--json``; past runs' figures
+and findings are in ``scripts/bench/results/satellites.md``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import re
 import shutil
@@ -51,6 +50,7 @@ from typing import Any
 from harness.figures import figures
 from harness.noise import pad
 from harness.processes import free_port, proc_status
+from harness.runner import write_json
 from harness.speech import SAMPLE_RATE, Samples, synthesize
 from harness.wer import word_edits
 
@@ -466,8 +466,7 @@ def main() -> int:
     if shutil.which("espeak-ng") is None or shutil.which("sox") is None:
         raise SystemExit("espeak-ng and sox are needed (scripts/setup installs them)")
     rows = compare_asr(args.model, args.clips, args.quick)
-    if args.json:
-        args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    write_json(args.json, rows)
     return 0
 
 

@@ -67,34 +67,24 @@ class Place:
         return self.on if round_ % 2 == 0 else self.off
 
 
+def _place(name: str, area: str, device: str, on: str, off: str) -> Place:
+    return Place(name, area, Command(on, "turn_on", device), Command(off, "turn_off", device))
+
+
 #: The simulated home's areas (config/home.json) and a device each satellite names (all act locally).
 PLACES = (
-    Place(
-        "kitchen",
-        "Kitchen",
-        Command("turn on the kitchen light", "turn_on", "Kitchen Light"),
-        Command("turn off the kitchen light", "turn_off", "Kitchen Light"),
-    ),
-    Place(
-        "bedroom",
-        "Bedroom",
-        # Not "turn on the bedroom lamp": tiny.en hears that clip right but with confidence 0.31, and
-        # the gate ([stt] min_command_confidence 0.6) refuses it, by either path.
-        Command("switch on the bedroom lamp", "turn_on", "Bedroom Lamp"),
-        Command("turn off the bedroom lamp", "turn_off", "Bedroom Lamp"),
-    ),
-    Place(
+    _place("kitchen", "Kitchen", "Kitchen Light", "turn on the kitchen light", "turn off the kitchen light"),
+    # Not "turn on the bedroom lamp": tiny.en hears that clip right but with confidence 0.31, and the
+    # gate ([stt] min_command_confidence 0.6) refuses it, by either path.
+    _place("bedroom", "Bedroom", "Bedroom Lamp", "switch on the bedroom lamp", "turn off the bedroom lamp"),
+    _place(
         "living_room",
         "Living Room",
-        Command("turn on the living room lamp", "turn_on", "Living Room Lamp"),
-        Command("turn off the living room lamp", "turn_off", "Living Room Lamp"),
+        "Living Room Lamp",
+        "turn on the living room lamp",
+        "turn off the living room lamp",
     ),
-    Place(
-        "hallway",
-        "Hallway",
-        Command("turn on the porch light", "turn_on", "Porch Light"),
-        Command("turn off the porch light", "turn_off", "Porch Light"),
-    ),
+    _place("hallway", "Hallway", "Porch Light", "turn on the porch light", "turn off the porch light"),
 )
 
 

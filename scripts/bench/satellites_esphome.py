@@ -43,8 +43,8 @@ has ``SatelliteSettings(uri="esphome://127.0.0.1:PORT", room="")``: its room is 
 Checks: one device's p50 within ``TARGET_DIFF_S`` of the local microphone's; first reply audio within
 ``TARGET_REPLY_S`` of the action (p50); no double answer in the shared-utterance runs. Run:
 ``scripts/bench/satellites --quick [--esphome-only] [--shared N]``.
-The tables go to stdout (``satellites_esphome_report``), every figure to ``--json``; the README keeps
-the figures measured.
+The tables go to stdout (``satellites_esphome_report``), every figure to ``--json``; past runs' figures
+and findings are in ``scripts/bench/results/satellites.md``.
 """
 
 from __future__ import annotations

@@ -15,7 +15,6 @@ Targets: cold p50 <= 3 s, warm p50 <= 1.5 s. Run: ``scripts/bench/web [--cold N]
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import logging
@@ -27,6 +26,7 @@ from typing import Any
 
 from harness.doubles import SearchSite
 from harness.figures import figures
+from harness.runner import bench_parser, write_json
 
 from homeassist.config.loader import load_settings
 from homeassist.tools.executor import ToolExecutor
@@ -134,20 +134,16 @@ def print_table(result: dict[str, Any]) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = bench_parser(__doc__)
     parser.add_argument("--cold", type=int, default=5, help="cold starts to time (default 5)")
     parser.add_argument("--warm", type=int, default=20, help="warm searches to time (default 20)")
-    parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     # The first navigate includes starting the browser: its "slow tool" warning says nothing here.
     logging.getLogger("homeassist.tools.executor").setLevel(logging.ERROR)
     result = asyncio.run(measure(args.cold, args.warm))
     print_table(result)
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    write_json(args.json, result)
     return 0 if result["cold_s"]["p50"] <= TARGET_COLD_S and result["warm_s"]["p50"] <= TARGET_WARM_S else 1
 
 

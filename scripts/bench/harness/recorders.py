@@ -28,9 +28,8 @@ async def answer_as_daemon(
     text: str,
     source: str,
     on_sentence: SentenceSink | None,
-    *,
-    allow_actions: bool = True,
-    room: str | None = None,
+    allow_actions: bool,
+    room: str | None,
 ) -> Reply:
     """One request answered as ``homeassist.daemon.main.Daemon._answer`` answers it (keep the two
     alike). Left out, on purpose: the room of ``[assistant] room`` for local sources, dismissing a
@@ -74,9 +73,7 @@ class Recorder:
         room: str | None = None,
     ) -> Reply:
         started = time.monotonic()
-        reply = await answer_as_daemon(
-            self.runtime, text, source, on_sentence, allow_actions=allow_actions, room=room
-        )
+        reply = await answer_as_daemon(self.runtime, text, source, on_sentence, allow_actions, room)
         self.handled.append(Handled(text, source, room, started, reply, time.monotonic()))
         return reply
 
