@@ -2,7 +2,7 @@
 
 Contract: ``word_edits`` counts the substitutions, deletions and insertions that turn the reference
 words into the hypothesis words (Levenshtein over words, each edit costing 1): the numerator of the word
-error rate, whose denominator is ``len(reference)``. ``error_rate`` sums both over many utterances.
+error rate, whose denominator is ``len(reference)``.
 Normalising the text (case, punctuation, numbers spelled out) is each bench's own business: it decides
 what counts as the same word.
 
@@ -13,7 +13,7 @@ dependencies; with jiwer added, ``word_edits`` is ``jiwer.process_words(" ".join
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 
 def word_edits(reference: Sequence[str], hypothesis: Sequence[str]) -> int:
@@ -24,12 +24,3 @@ def word_edits(reference: Sequence[str], hypothesis: Sequence[str]) -> int:
         for j, h in enumerate(hypothesis, 1):
             prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (r != h))
     return row[-1]
-
-
-def error_rate(pairs: Iterable[tuple[Sequence[str], Sequence[str]]]) -> float:
-    """Sum of edits over sum of reference words (NaN with no reference words)."""
-    edits = words = 0
-    for reference, hypothesis in pairs:
-        edits += word_edits(reference, hypothesis)
-        words += len(reference)
-    return edits / words if words else float("nan")
