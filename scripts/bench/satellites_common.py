@@ -102,7 +102,7 @@ class Clip:
 
     @property
     def speech_s(self) -> float:
-        return self.speech / SAMPLE_RATE
+        return float(self.speech / SAMPLE_RATE)
 
 
 def make_clips(

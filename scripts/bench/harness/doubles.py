@@ -20,7 +20,28 @@ from ``tests`` here: moving them changes the table below and nothing else.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the same names, for type checkers (at run time each is imported when asked for)
+    from tests.esphome.emulator import DeviceState as DeviceState
+    from tests.esphome.emulator import Run as Run
+    from tests.esphome.emulator import VoiceDevice as VoiceDevice
+    from tests.esphome.framing import _Connection as Connection
+    from tests.esphome.records import CHUNK_BYTES as CHUNK_BYTES
+    from tests.esphome.records import CHUNK_S as CHUNK_S
+    from tests.llm.real_model import CALL_TEXT as CALL_TEXT
+    from tests.llm.real_model import MODEL_0_5B as MODEL_0_5B
+    from tests.llm.real_model import MODEL_1_5B as MODEL_1_5B
+    from tests.llm.real_model import LlamaServer as LlamaServer
+    from tests.llm.real_model import cached_model as cached_model
+    from tests.llm.standin import Chunk as Chunk
+    from tests.llm.standin import OllamaStandIn as OllamaStandIn
+    from tests.llm.standin import Pause as Pause
+    from tests.llm.standin import Turn as Turn
+    from tests.llm.standin import reply as reply
+    from tests.llm.standin import stream as stream
+    from tests.llm.standin import tool_calls as tool_calls
+    from tests.web.search_site import SearchSite as SearchSite
 
 #: name here -> (module, name there)
 _WHERE: dict[str, tuple[str, str]] = {
@@ -45,7 +66,27 @@ _WHERE: dict[str, tuple[str, str]] = {
     "SearchSite": ("tests.web.search_site", "SearchSite"),
 }
 
-__all__ = sorted(_WHERE)
+__all__ = [
+    "CALL_TEXT",
+    "CHUNK_BYTES",
+    "CHUNK_S",
+    "MODEL_0_5B",
+    "MODEL_1_5B",
+    "Chunk",
+    "Connection",
+    "DeviceState",
+    "LlamaServer",
+    "OllamaStandIn",
+    "Pause",
+    "Run",
+    "SearchSite",
+    "Turn",
+    "VoiceDevice",
+    "cached_model",
+    "reply",
+    "stream",
+    "tool_calls",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -52,7 +52,7 @@ class Handled:
     @property
     def action_at(self) -> float:
         """When the tool's confirmed result was in: the Assistant's own total (before its stats write)."""
-        return self.started_at + self.reply.timings_ms.get("total", 0.0) / 1000
+        return self.started_at + float(self.reply.timings_ms.get("total", 0.0)) / 1000
 
 
 @dataclass
