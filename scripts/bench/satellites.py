@@ -16,17 +16,16 @@ Figures:
    the shared transcriber, the same queue as source "voice", ``hook_up``) on an in-process source paced
    like a sound card with the same noise and the same clip samples.
 
-   The true end of speech is the moment the command's last speech sample was captured: the microphone
-   (the satellite's, a separate process; or the in-process one) hands a block over once its last sample
-   is captured and records the ``time.monotonic()`` at which the command's first block was due
-   (CLOCK_MONOTONIC is one clock for all processes on Linux); the command's first sample was captured
-   one block before that, and its speech ends ``len(speech) / 16000`` s later (espeak-ng's silence is
-   trimmed off the clip with sox, as tests/audio/conftest.py ``synthesize`` does). Action: the
-   Assistant's confirmed result (the handler's start + ``reply.timings_ms["total"]``, as bench voice's
-   Recorder). Only commands acted on as said count in the latency (a misheard one did something else);
-   they are counted and listed. The split: heard (end of speech -> transcript: endpointing or acting at
-   the pause, and transcription), queue (transcript -> the request started: another satellite's request
-   first), assistant (started -> action).
+   The true end of speech is the moment the command's last speech sample was captured: the microphone (the
+   satellite's, a separate process; or the in-process one) hands a block over once its last sample is captured
+   and records the ``time.monotonic()`` at which the command's first block was due (CLOCK_MONOTONIC is one
+   clock for all processes on Linux); the command's first sample was captured one block before that, and its
+   speech ends ``len(speech) / 16000`` s later (espeak-ng's silence is trimmed off the clip with sox:
+   ``harness.speech.synthesize``). Action: the Assistant's confirmed result (the handler's start +
+   ``reply.timings_ms["total"]``: ``harness.recorders.Handled``). Only commands acted on as said count in the
+   latency (a misheard one did something else); they are counted and listed. The split: heard (end of speech
+   -> transcript: endpointing or acting at the pause, and transcription), queue (transcript -> the request
+   started: another satellite's request first), assistant (started -> action).
 
 2. idle CPU of this process (``/proc/self/stat``) as a share of one core over ``--idle`` seconds, with 0
    and 4 satellites connected: (a) streaming all the time (our wake word and VAD on 4 streams of quiet
