@@ -23,22 +23,8 @@ not aligned); the sound's travel time (a few ms) and a satellite's network delay
 3. The same on synthesized "hey jarvis, turn on the kitchen light" (espeak-ng, wake.py's 8 voices at 130,
    160, 175 and 200 words a minute), for comparison only: espeak says little about real voices.
 
-Measured 2026-11-27 on this machine (2 shared cores, about 45-80 s). The window: both microphones fire on
-92, 89 and 71 % of the 66 real clips at -6, -10.5 and -16.5 dB (the far one alone never; neither: 4
-clips, alexa 15, 32, 33 and 34, see wake.py); |firing difference| p50 0.02-0.04 s, p95 0.09 / 0.16 / 0.20
-s, max 0.19 / 0.47 / 0.49 s: ``WINDOW_S`` = 0.5 holds every pair, but at -10.5 and -16.5 dB the latest
-far firing is one 80 ms frame inside it (a far device that fires late, near the start of the command).
-The choice: the near microphone answers every time, 61/61, 59/59 and 47/47, and 57/57, 56/56, 45/45 with
-``--pause 0.8`` (waiting for the beep), the level gap over the span compared p50 5.5 / 9.3 / 13.5 dB,
-never under 3.2 dB: the span holds the wake word. Before it did (the span was the 0.5 s around the later
-firing, mostly the pause after the wake word, where both hear the same room), the near one answered 55/61
-at -6 dB (gap p50 4.7 dB, the far one winning when its last frame caught the command's onset first) and
-49/57 with ``--pause 0.8``, 13 of them ties of room noise given to the higher wake score: a coin toss.
-Synthetic: both fire far less often (59 / 53 / 31 %; neither 25 %: fast espeak "hey jarvis" with a
-command, see wake.py); espeak runs the command on without a pause, so the near one always answers (19/19,
-17/17, 10/10).
-Fresh detectors fired on the noise alone before the speech in 20 of 392 runs (alexa only, 0.5-1.1 s
-after their reset; streamed on, the same noise never fires it): ignored here, see ``listen``.
+Past runs' figures and findings: ``scripts/bench/results/arbiter.md``; a run prints its tables and writes
+every figure with ``--json PATH``.
 
 Run: ``scripts/bench/arbiter [--pause S] [--json PATH]`` (about 45 s on 2 cores).
 """
@@ -49,7 +35,6 @@ import argparse
 import asyncio
 import json
 import math
-import subprocess
 import sys
 import tempfile
 import time
@@ -59,16 +44,15 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+from harness.figures import figures, table
+from harness.speech import synthesize
+from wake import FRAME_S, SPEEDS, VOICE_DIR, VOICES, Samples, log
+
+from homeassist.audio.arbiter import HEAR_S, LOOKBACK_S, TIE_DB, WINDOW_S, Arbiter, frame_level_db
+from homeassist.audio.capture import FRAME_SAMPLES, SAMPLE_RATE, AudioFrame, read_wav, to_frames
+from homeassist.audio.wake import WakeWordDetector, shipped_words
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-
-from benchlib import figures, table  # noqa: E402 (beside this script)
-from wake import FRAME_S, SPEEDS, VOICE_DIR, VOICES, Samples, log  # noqa: E402 (beside this script)
-
-from homeassist.audio.arbiter import HEAR_S, LOOKBACK_S, TIE_DB, WINDOW_S, Arbiter, frame_level_db  # noqa: E402
-from homeassist.audio.capture import FRAME_SAMPLES, SAMPLE_RATE, AudioFrame, read_wav, to_frames  # noqa: E402
-from homeassist.audio.wake import WakeWordDetector, shipped_words  # noqa: E402
 
 Audio = npt.NDArray[np.float64]
 #: The far microphone's gain against the near one's (1.0).
@@ -85,13 +69,8 @@ SYNTHETIC = "hey jarvis, turn on the kitchen light"
 
 
 def speak(text: str, directory: Path, voice: str = "en", wpm: int = 175) -> Samples:
-    """espeak-ng trimmed as tests/audio/conftest.py ``synthesize`` does (wake.Synth has no ``-D``: sox's
-    random dither would make each run's audio differ)."""
-    raw, out = directory / "espeak.wav", directory / "speech.wav"
-    subprocess.run(["espeak-ng", "-v", voice, "-s", str(wpm), "-w", str(raw), text], check=True)
-    trim = ["silence", "1", "0.01", "0.1%", "reverse", "silence", "1", "0.01", "0.1%", "reverse"]
-    subprocess.run(["sox", "-D", str(raw), "-r", "16000", "-c", "1", "-b", "16", str(out), *trim], check=True)
-    return read_wav(out)
+    """espeak-ng, trimmed and without dither (``harness.speech.synthesize``): the same audio each run."""
+    return synthesize(text, directory, voice=voice, wpm=wpm)
 
 
 def level_db(audio: Audio) -> float:

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import local_commands
+from harness.runner import write_json
 
 from homeassist.intent.classifier import IntentClassifier
 from homeassist.messages import INTENT_KINDS
@@ -504,9 +505,7 @@ def main(argv: list[str] | None = None) -> int:
         detail = f" ({target['detail']})" if "detail" in target else ""
         print(f"  {'PASS' if target['pass'] else 'FAIL'}  {target['target']}: {target['value']:.3f}{detail}")
 
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-        print(f"\nfigures written to {args.json}")
+    write_json(args.json, result)
     return 0
 
 

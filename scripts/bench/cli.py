@@ -17,9 +17,7 @@ Run: ``scripts/bench/cli [--runs N] [--json PATH]``.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 import os
 import shutil
 import signal
@@ -31,8 +29,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from benchlib import figures, free_port
 from daemon import start_daemon, wait_ready
+from harness.figures import figures
+from harness.processes import free_port
+from harness.runner import bench_parser, write_json
 
 ROOT = Path(__file__).resolve().parents[2]
 TARGETS_MS = {"--help": 300.0, "ask (daemon)": 500.0}
@@ -115,19 +115,15 @@ def print_table(result: dict[str, Any]) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = bench_parser(__doc__)
     parser.add_argument("--runs", type=int, default=10, help="measured runs per command (default 10)")
     parser.add_argument(
         "--in-process-runs", type=int, default=3, help="runs of ask --in-process, 0 for none (default 3)"
     )
-    parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     result = measure(args.runs, args.in_process_runs)
     print_table(result)
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    write_json(args.json, result)
     return 0 if result["daemon_exit"] == 0 else 1
 
 

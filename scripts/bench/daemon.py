@@ -17,9 +17,7 @@ Run: ``scripts/bench/daemon [--requests N] [--concurrency C] [--idle S] [--json 
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 import os
 import signal
 import statistics
@@ -31,7 +29,9 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import httpx
-from benchlib import free_port, percentile, proc_cpu_s, proc_status
+from harness.figures import percentile
+from harness.processes import free_port, proc_cpu_s, proc_status
+from harness.runner import bench_parser, write_json
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = {
@@ -168,13 +168,10 @@ def print_table(result: dict[str, Any]) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = bench_parser(__doc__)
     parser.add_argument("--requests", type=int, default=200, help="requests per figure (default 200)")
     parser.add_argument("--concurrency", type=int, default=8, help="clients for throughput (default 8)")
     parser.add_argument("--idle", type=float, default=10.0, help="seconds of idle CPU measured (default 10)")
-    parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     state = Path(tempfile.mkdtemp(prefix="homeassist-bench-daemon-"))
     port = free_port()
@@ -186,8 +183,7 @@ def main() -> int:
         code = daemon.wait(60)
     result["exit_code"] = code
     print_table(result)
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    write_json(args.json, result)
     return 0 if result["exit_code"] == 0 else 1
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import shutil
 import signal
@@ -39,18 +38,18 @@ from typing import Any
 
 import httpx
 import numpy as np
-from benchlib import figures, free_port, proc_status, table
+from harness.figures import figures, table
+from harness.processes import LOOPBACK_WEB_ENV, free_port, proc_status
+from harness.runner import write_json
+
+from homeassist.audio.capture import FRAME_SAMPLES, AudioFrame
+from homeassist.audio.wake import WakeWordDetector
+from homeassist.config.settings import EmbeddedSettings, OllamaSettings
+from homeassist.llm import embedded
+from homeassist.llm.embedded import EmbeddedClient, EmbeddedServer, cache_dir
+from homeassist.tools.executor import ToolExecutor
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-
-from homeassist.audio.capture import FRAME_SAMPLES, AudioFrame  # noqa: E402
-from homeassist.audio.wake import WakeWordDetector  # noqa: E402
-from homeassist.config.settings import EmbeddedSettings, OllamaSettings  # noqa: E402
-from homeassist.llm import embedded  # noqa: E402
-from homeassist.llm.embedded import EmbeddedClient, EmbeddedServer, cache_dir  # noqa: E402
-from homeassist.tools.executor import ToolExecutor  # noqa: E402
-from tests.conftest import TEST_WEB_ENV  # noqa: E402
 
 MODELS = {"0.5b": "qwen2.5-coder-0.5b", "1.5b": "qwen2.5-coder-1.5b"}
 KITCHEN = ROOT.parent / "shared" / "voice" / "noise" / "kitchen.wav"
@@ -77,7 +76,7 @@ def daemon_env(state: Path, model: str) -> dict[str, str]:
         "HOMEASSIST_AUDIO__INPUT": "none",
         "HOMEASSIST_OLLAMA__BASE_URL": f"http://127.0.0.1:{free_port()}",  # no Ollama
         "HOMEASSIST_EMBEDDED__MODEL": MODELS[model],
-        **TEST_WEB_ENV,  # a web search, if one is tried, goes nowhere: 127.0.0.1 only
+        **LOOPBACK_WEB_ENV,  # a web search, if one is tried, goes nowhere: 127.0.0.1 only
         "HOMEASSIST_ASSISTANT__ANSWER_WITHIN_S": "120",
     }
 
@@ -279,8 +278,7 @@ def main() -> None:
             ["model server", "frames", "late (> 80 ms)", "p50 ms", "p95 ms", "max ms", "answer s", "answers"],
             rows,
         )
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")
+    write_json(args.json, result)
 
 
 if __name__ == "__main__":

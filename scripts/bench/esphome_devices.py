@@ -1,6 +1,7 @@
-"""Emulated ESPHome voice devices (``tests.esphome.emulator.VoiceDevice``, Voice PE as the native API
-shows it) in a process of their own, for ``satellites_esphome.py``: their microphones' pacing, their
-media players' fetching and their protocol work cost this process, not the daemon's side being measured.
+"""Emulated ESPHome voice devices (the test suite's ``VoiceDevice``, through ``harness.doubles``; Voice
+PE as the native API shows it) in a process of their own, for ``satellites_esphome.py``: their
+microphones' pacing, their media players' fetching and their protocol work cost this process, not the
+daemon's side being measured.
 
 Asked over stdin and answered on stdout, one JSON object a line; every request carries an ``id`` that
 its answer repeats (``error`` in place of the answer when it failed). One request at a time, in order:
@@ -36,17 +37,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchlib
-sys.path.insert(0, str(REPO))
-
 # The generated protobuf module carries no type information: its classes are Any to mypy.
-from aioesphomeapi.api_pb2 import VoiceAssistantAudio  # type: ignore[attr-defined]  # noqa: E402
-from aioesphomeapi.model import VoiceAssistantEventType  # noqa: E402
-from benchlib import proc_cpu_s  # noqa: E402
-
-from tests.esphome.emulator import DeviceState, Run, VoiceDevice  # noqa: E402  (the path above first)
-from tests.esphome.framing import _Connection  # noqa: E402
+from aioesphomeapi.api_pb2 import VoiceAssistantAudio  # type: ignore[attr-defined]
+from aioesphomeapi.model import VoiceAssistantEventType
+from harness.doubles import Connection, DeviceState, Run, VoiceDevice
+from harness.processes import proc_cpu_s
 
 RUN_END = VoiceAssistantEventType.VOICE_ASSISTANT_RUN_END
 HERE = Path(__file__).resolve()
@@ -62,7 +57,7 @@ class BenchDevice(VoiceDevice):
         self.chunks_sent: dict[int, list[float]] = {}
 
     async def _stream(
-        self, connection: _Connection, run: Run, pcm: bytes, pace: bool, silence_s: float, send_end: bool
+        self, connection: Connection, run: Run, pcm: bytes, pace: bool, silence_s: float, send_end: bool
     ) -> None:
         sent = self.chunks_sent.setdefault(self.runs.index(run), [])
         original = connection.send

@@ -16,9 +16,7 @@ With ``--real``, the model path on a real small model instead (``llm_real.py``):
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 import logging
 import statistics
 import sys
@@ -27,11 +25,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, cast
 
+from harness.doubles import Chunk, OllamaStandIn, Pause, Turn, reply, stream, tool_calls
+from harness.runner import bench_parser, write_json
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langchain_ollama import ChatOllama
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from homeassist.config.loader import load_settings
 from homeassist.errors import ModelError
@@ -39,7 +37,6 @@ from homeassist.llm.ollama import OllamaClient
 from homeassist.tools.devices import make_device_tools
 from homeassist.tools.executor import ToolExecutor
 from homeassist.zwave.control import HomeControl
-from tests.llm.standin import Chunk, OllamaStandIn, Pause, Turn, reply, stream, tool_calls
 
 _LOGGER = logging.getLogger("bench.llm")
 
@@ -265,12 +262,9 @@ def print_report(result: dict[str, Any]) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = bench_parser(__doc__)
     parser.add_argument("--rounds", type=int, default=200, help="requests per overhead measure (default 200)")
     parser.add_argument("--trials", type=int, default=400, help="fault-mix trials (default 400)")
-    parser.add_argument("--json", type=Path, help="also write the figures to this file")
     parser.add_argument("--real", action="store_true", help="the model path on a real model (llm_real.py)")
     parser.add_argument(
         "--model", choices=("0.5b", "1.5b"), default="0.5b", help="with --real (default 0.5b)"
@@ -290,8 +284,7 @@ def main() -> int:
     logging.basicConfig(level=logging.ERROR, stream=sys.stderr)
     result = asyncio.run(bench(args.rounds, args.trials))
     print_report(result)
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")
+    write_json(args.json, result)
     return 0
 
 

@@ -40,14 +40,15 @@ import re
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from benchlib import figures, free_port, table
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from harness.doubles import CALL_TEXT, MODEL_0_5B, MODEL_1_5B, LlamaServer, cached_model
+from harness.figures import figures, table
+from harness.processes import free_port
+from harness.runner import write_json
 
 from homeassist.assistant.answering import ONE_MOMENT
 from homeassist.config.loader import load_settings
@@ -63,7 +64,6 @@ from homeassist.messages import ToolResult
 from homeassist.scheduler.service import Job, Scheduler
 from homeassist.tools.clock import resolve_timezone
 from homeassist.tools.manager import ACTING_TOOLS, TIERS
-from tests.llm.real_model import CALL_TEXT, MODEL_0_5B, MODEL_1_5B, LlamaServer, cached_model
 
 REQUESTS = Path(__file__).with_name("llm_requests.jsonl")
 MODELS = {"0.5b": MODEL_0_5B, "1.5b": MODEL_1_5B}
@@ -401,35 +401,38 @@ def print_report(result: dict[str, Any]) -> None:
     print(
         f"\nThe model path on Qwen2.5-Coder-{result['model'].upper()} (llama-server, 2 threads, this machine)"
     )
-    rows = [
-        [
-            "requests (answered locally)",
-            *(f"{s['requests']} ({s['answered_locally']})" for s in sums.values()),
-        ],
-        ["right tool and arguments", *(f"{s['right']}/{s['requests']}" for s in sums.values())],
-        ["device requests on the model path, right", *(s["device_model"] for s in sums.values())],
-        ["actions on devices not named", *(str(s["not_named"]) for s in sums.values())],
-        ["actions against the light wished for", *(str(s["wrong_way"]) for s in sums.values())],
-        ["'Sure' with nothing done", *(str(s["false_sure"]) for s in sums.values())],
-        ["actions in requests that asked for none", *(str(s["unasked"]) for s in sums.values())],
-        ["calls run twice", *(str(s["twice"]) for s in sums.values())],
-        ["replies with call text, JSON or markdown", *(str(s["call_text"]) for s in sums.values())],
-        [
-            f"requests past their bound ({result['bound_s']:g} s)",
-            *(str(s["over_bound"]) for s in sums.values()),
-        ],
-        ["'One moment.' said", *(str(s["one_moment"]) for s in sums.values())],
-        ["to action, warm p50 / p95", *(p(s["action_warm"]) for s in sums.values())],
-        ["to action, cold", *(p(s["action_cold"]) for s in sums.values())],
-        ["to first word, warm p50 / p95", *(p(s["first_word_warm"]) for s in sums.values())],
-        ["to first word, cold", *(p(s["first_word_cold"]) for s in sums.values())],
-        ["whole request, warm p50 / p95", *(p(s["total_warm"]) for s in sums.values())],
-        ["device tier prompt tokens", *(str(s["device_tier_tokens"]) for s in sums.values())],
-        [
+    #: Counted per mode: what the row says, and the key of ``totals``.
+    counted = {
+        "actions on devices not named": "not_named",
+        "actions against the light wished for": "wrong_way",
+        "'Sure' with nothing done": "false_sure",
+        "actions in requests that asked for none": "unasked",
+        "calls run twice": "twice",
+        "replies with call text, JSON or markdown": "call_text",
+        f"requests past their bound ({result['bound_s']:g} s)": "over_bound",
+        "'One moment.' said": "one_moment",
+    }
+    #: Timed per mode, the same.
+    timed = {
+        "to action, warm p50 / p95": "action_warm",
+        "to action, cold": "action_cold",
+        "to first word, warm p50 / p95": "first_word_warm",
+        "to first word, cold": "first_word_cold",
+        "whole request, warm p50 / p95": "total_warm",
+    }
+    cells: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
+        ("requests (answered locally)", lambda s: f"{s['requests']} ({s['answered_locally']})"),
+        ("right tool and arguments", lambda s: f"{s['right']}/{s['requests']}"),
+        ("device requests on the model path, right", lambda s: str(s["device_model"])),
+        *((label, lambda s, key=key: str(s[key])) for label, key in counted.items()),
+        *((label, lambda s, key=key: p(s[key])) for label, key in timed.items()),
+        ("device tier prompt tokens", lambda s: str(s["device_tier_tokens"])),
+        (
             "longest reply / call, tokens",
-            *(f"{s['longest_reply_tokens']} / {s['longest_call_tokens']}" for s in sums.values()),
-        ],
+            lambda s: f"{s['longest_reply_tokens']} / {s['longest_call_tokens']}",
+        ),
     ]
+    rows = [[label, *(cell(s) for s in sums.values())] for label, cell in cells]
     table(["", *(f"{m} ({'every tool' if m == 'all' else 'homeassist'})" for m in modes)], rows)
     print("\nPrompt tokens before the person's words, by tier")
     kinds = list(next(iter(result["tokens"].values())))
@@ -464,6 +467,5 @@ def run(args: Any) -> int:
     os.environ.setdefault("HOMEASSIST_LOGGING__LEVEL", "ERROR")
     result = asyncio.run(bench_real(args.model, requests, modes))
     print_report(result)
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")
+    write_json(args.json, result)
     return 0

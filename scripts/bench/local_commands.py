@@ -59,6 +59,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from harness.runner import write_json
+
 from homeassist.errors import HomeassistError
 from homeassist.messages import Command, Intent
 from homeassist.zwave.home import Device, Home
@@ -491,9 +493,7 @@ def main(argv: list[str] | None = None) -> int:
             missed = own_commands.missed_lines(found["homeassist"], args.errors)
             print(f"{name}: homeassist's mis-handled rows\n{missed}\n")
         result[name] = {m: {k: v for k, v in f.items() if k != "missed"} for m, f in found.items()}
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")
-        print(f"figures written to {args.json}")
+    write_json(args.json, result)
     return 0
 
 

@@ -9,16 +9,18 @@ availability (timer), flight status and travel advisories (web), reports of seve
 
 Each row is classified with no home (as a source from another dataset arrives). Prints accuracy per
 class and the misrouted rows. Exit status 0 when it ran.
-Run: ``.venv/bin/python scripts/bench/routing_phrases.py [SET ...]`` (default: both sets).
+Run: ``.venv/bin/python scripts/bench/routing_phrases.py [SET ...] [--quiet] [--json PATH]`` (default:
+both sets).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections import Counter
 from pathlib import Path
+
+from harness.runner import bench_parser, write_json
 
 from homeassist.intent.classifier import IntentClassifier
 
@@ -31,7 +33,10 @@ def load(path: Path) -> list[dict[str, str]]:
         return [json.loads(line) for line in lines if line.strip()]
 
 
-def report(name: str, rows: list[dict[str, str]], classifier: IntentClassifier, errors: bool) -> None:
+def report(
+    name: str, rows: list[dict[str, str]], classifier: IntentClassifier, errors: bool
+) -> dict[str, dict[str, float]]:
+    """Prints the set's accuracy per class (and its misrouted rows with ``errors``); returns the figures."""
     total: Counter[str] = Counter()
     right: Counter[str] = Counter()
     wrong = []
@@ -49,10 +54,13 @@ def report(name: str, rows: list[dict[str, str]], classifier: IntentClassifier, 
         print("  misrouted (class | text | expected -> routed):")
         for cls, text, expected, kind in wrong:
             print(f"    {cls:<13} | {text} | {expected} -> {kind}")
+    return {
+        key: {"right": right[key], "rows": total[key], "accuracy": right[key] / total[key]} for key in total
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = bench_parser(__doc__)
     parser.add_argument(
         "sets", nargs="*", metavar="SET", help=f"which sets, of {', '.join(SETS)} (default: all)"
     )
@@ -62,8 +70,11 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown set {', '.join(unknown)}: choose from {', '.join(SETS)}")
     classifier = IntentClassifier()
-    for name in args.sets or SETS:
-        report(name, load(HERE / f"{name}.jsonl"), classifier, not args.quiet)
+    result = {
+        name: report(name, load(HERE / f"{name}.jsonl"), classifier, not args.quiet)
+        for name in args.sets or SETS
+    }
+    write_json(args.json, result)
     return 0
 
 

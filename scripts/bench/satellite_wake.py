@@ -31,22 +31,12 @@ class NeverFires(AsyncEventHandler):
             RECEIVED["chunks"] += 1
             RECEIVED["bytes"] += len(event.payload or b"")
         elif Describe.is_type(event.type):
+            common = {"attribution": ATTRIBUTION, "installed": True, "version": "0"}
             model = WakeModel(
-                name="hey_jarvis",
-                attribution=ATTRIBUTION,
-                installed=True,
-                description="never fires",
-                version="0",
-                languages=["en"],
-                phrase="hey jarvis",
+                name="hey_jarvis", description="never fires", languages=["en"], phrase="hey jarvis", **common
             )
             program = WakeProgram(
-                name="never",
-                attribution=ATTRIBUTION,
-                installed=True,
-                description="a wake word service that never fires",
-                version="0",
-                models=[model],
+                name="never", description="a wake word service that never fires", models=[model], **common
             )
             await self.write_event(Info(wake=[program]).event())
         return True

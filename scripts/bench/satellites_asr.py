@@ -23,26 +23,18 @@ last request); then the ratio ours / peer. The clips are sent in alternating ord
 the peer first) so neither always runs on a cooler machine. Last, ``RemoteTranscriber`` (``[stt]
 uri``) transcribes one clip through each service: the client works with the peer, not only with us.
 
-Measured 2026-11-24 on this 2-core machine (shared, load ~2; tiny.en, beam 5, 12 clips x 3): ours
-audio-stop -> transcript p50 339 ms / p95 410 ms, wyoming-faster-whisper 759 / 942 ms (ratio 0.45:
-homeassist decodes on a 20 s window, faster-whisper pads to 30 s); word error 0.134 against 0.119
-(ours returned nothing for "dim the dining room lights", which it found too unsure: five deletions,
-but nothing misheard to act on; the peer heard "Didn't the dining room lights?", "Console the timer",
-"turn off the port slide"); peak RSS 247 MB against 262 MB; the first request (model load, ours with
-its SHA-256 checks) 1.5 s against 0.8 s. ``--quick`` runs gave the same ratios (p50 0.47-0.49).
-
 Run alone: ``.venv/bin/python scripts/bench/satellites_asr.py [--quick] [--clips N] [--model tiny.en]
 [--json PATH]`` (``--quick``: each of the 12 clips once, under a minute plus the first install;
 without it three times); ``scripts/bench/
 satellites`` calls :func:`compare_asr`. Everything listens on 127.0.0.1 only; only the first install
-reaches the package index.
+reaches the package index. The table goes to stdout, the rows to ``--json``; past runs' figures
+and findings are in ``scripts/bench/results/satellites.md``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import re
 import shutil
@@ -55,16 +47,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
+from harness.figures import figures
+from harness.noise import pad
+from harness.processes import free_port, proc_status
+from harness.runner import write_json
+from harness.speech import SAMPLE_RATE, Samples, synthesize
+from harness.wer import word_edits
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from benchlib import figures, free_port, proc_status  # noqa: E402  (the paths above come first)
-
-Samples = npt.NDArray[np.int16]
 
 PEER = "wyoming-faster-whisper"
 PEER_VERSION = "3.8.1"
@@ -74,10 +64,8 @@ PEER_STAMP = PEER_VENV / ".homeassist-bench"
 BEAM_SIZE = 5
 #: Both use every core of this machine for inference.
 THREADS = max(1, os.cpu_count() or 1)
-SAMPLE_RATE = 16_000
 CHUNK_SAMPLES = 1024
 PAD_S = 0.3
-NOISE_RMS = 30.0
 #: A service that is not answering describe by then has failed to start.
 START_TIMEOUT_S = 120.0
 #: One transcription (cold: with the model load) takes at most this long.
@@ -133,35 +121,16 @@ def words(text: str) -> list[str]:
 
 def word_errors(reference: str, heard: str) -> tuple[int, int]:
     """(edits, reference words): the word-level Levenshtein distance."""
-    ref, hyp = words(reference), words(heard)
-    row = list(range(len(hyp) + 1))
-    for i, r in enumerate(ref, 1):
-        prev, row[0] = row[0], i
-        for j, h in enumerate(hyp, 1):
-            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (r != h))
-    return row[-1], len(ref)
+    ref = words(reference)
+    return word_edits(ref, words(heard)), len(ref)
 
 
 # --- audio ---------------------------------------------------------------------------------------------
 
 
-def synthesize(text: str, directory: Path) -> Samples:
-    """espeak-ng's speech at 16 kHz mono int16 (sox, no dither), its own silence trimmed, then PAD_S of
-    seeded quiet noise before and after."""
-    raw, out = directory / "espeak.wav", directory / "speech.wav"
-    subprocess.run(["espeak-ng", "-w", str(raw), text], check=True, timeout=60)
-    trim = ["silence", "1", "0.01", "0.1%", "reverse", "silence", "1", "0.01", "0.1%", "reverse"]
-    subprocess.run(
-        ["sox", "-D", str(raw), "-r", "16000", "-c", "1", "-b", "16", str(out), *trim], check=True, timeout=60
-    )
-    import wave
-
-    with wave.open(str(out)) as handle:
-        speech = np.frombuffer(handle.readframes(handle.getnframes()), dtype=np.int16)
-    pad = np.zeros(round(PAD_S * SAMPLE_RATE))
-    audio = np.concatenate([pad, speech.astype(np.float64), pad])
-    audio += np.random.default_rng(len(text)).normal(0.0, NOISE_RMS, len(audio))
-    return np.clip(np.round(audio), -32768, 32767).astype(np.int16)
+def spoken(text: str, directory: Path) -> Samples:
+    """``text`` by espeak-ng, then PAD_S of seeded quiet noise before and after."""
+    return pad(synthesize(text, directory), PAD_S, PAD_S, seed=len(text))
 
 
 # --- the services --------------------------------------------------------------------------------------
@@ -406,13 +375,13 @@ def compare_asr(
         state.mkdir()
         directory = model_dir(model, state)
         log(f"synthesizing {count} commands; model {model} at {directory}")
-        spoken = [(text, synthesize(text, tmp)) for text in COMMANDS[:count]]
+        said = [(text, spoken(text, tmp)) for text in COMMANDS[:count]]
         servers = [
             start_ours(model, free_port(), state, tmp),
             start_peer(python, directory, free_port(), tmp),
         ]
         try:
-            results = asyncio.run(_measure(servers, spoken, rounds))
+            results = asyncio.run(_measure(servers, said, rounds))
         finally:
             for server in servers:
                 server.stop()
@@ -497,8 +466,7 @@ def main() -> int:
     if shutil.which("espeak-ng") is None or shutil.which("sox") is None:
         raise SystemExit("espeak-ng and sox are needed (scripts/setup installs them)")
     rows = compare_asr(args.model, args.clips, args.quick)
-    if args.json:
-        args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    write_json(args.json, rows)
     return 0
 
 

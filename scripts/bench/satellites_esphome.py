@@ -1,6 +1,6 @@
 """ESPHome voice satellites (issue 28), part of ``scripts/bench/satellites``: emulated Voice PE devices
-(``tests/esphome/emulator.py``, the ESPHome native API on 127.0.0.1) heard by the daemon's own
-``run_satellite`` in this process, beside the local microphone.
+(the test suite's ``tests/esphome/emulator.py``, through ``harness.doubles``; the ESPHome native API on
+127.0.0.1) heard by the daemon's own ``run_satellite`` in this process, beside the local microphone.
 
 The devices run in a process of their own (``esphome_devices.py``, asked over its stdin), so their
 microphones' pacing, their fetching of replies and their side of the protocol cost that process, not
@@ -43,21 +43,8 @@ has ``SatelliteSettings(uri="esphome://127.0.0.1:PORT", room="")``: its room is 
 Checks: one device's p50 within ``TARGET_DIFF_S`` of the local microphone's; first reply audio within
 ``TARGET_REPLY_S`` of the action (p50); no double answer in the shared-utterance runs. Run:
 ``scripts/bench/satellites --quick [--esphome-only] [--shared N]``.
-
-Measured 2026-11-27 on this 2-core machine (shared: other test runs beside it; tiny.en), with
-``scripts/bench/satellites --quick --esphome-only`` (about 3 min): end of speech -> action p50 local
-0.49 s, 1 device 0.47 s (-0.02 s; earlier runs +0.01, +0.00, -0.07 s), 2 devices 0.47 s (p95 0.77 s),
-4 devices 0.76 s (p95 1.05 s: the one transcriber takes them in turn), 32/32 acted on right; action ->
-first reply audio fetched p50 0.02 s with 1 device (p95 0.02 s), 0.03 s with 4 (p95 0.04 s): espeak-ng
-synthesizes the short reply in ~20 ms and the device fetches at once; mic late 1 ms. Shared
-utterances: 0 double answers in 8, the louder answered 8/8 with the wakes 0 to 0.4 s apart (8-13 dB
-louder over the span both heard). An earlier arbiter decided 0.5 s after the first wake on all it had
-heard: at 0.4 s apart the later, louder device had heard only ~0.1 s of the room by then, and the
-quieter one answered (7/8); it now waits until the last to wake has heard 0.4 s and compares the span
-all heard. Past the window (0.8 s) both answered, 2/2. Idle: this process 0.1 % of one core with no
-device and with 4 connected (nothing flows between runs but the API's keepalive), the device process
-0.0 %; RSS +2.0 MB per device (415 -> 423 MB; +0.1 MB when run after the Wyoming part, whose freed
-memory is reused).
+The tables go to stdout (``satellites_esphome_report``), every figure to ``--json``; past runs' figures
+and findings are in ``scripts/bench/results/satellites.md``.
 """
 
 from __future__ import annotations
@@ -71,9 +58,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import satellites as wy
-from benchlib import figures, proc_status
+import satellites_common as wy
 from esphome_devices import Devices
+from harness.daemon_parts import LOCAL_SOURCE, Home
+from harness.doubles import CHUNK_BYTES, CHUNK_S
+from harness.figures import figures
+from harness.processes import proc_status, track, untrack
+from harness.recorders import Recorder
+from harness.speech import Samples
 
 from homeassist.audio.arbiter import LOOKBACK_S, WINDOW_S, Arbiter, Claim
 from homeassist.audio.capture import SAMPLE_RATE
@@ -83,7 +75,6 @@ from homeassist.daemon.satellites import Satellite, SatelliteParts, run_satellit
 from homeassist.daemon.supervisor import Component
 from homeassist.daemon.voice import hook_up
 from homeassist.esphome.media import MediaListener
-from tests.esphome.records import CHUNK_BYTES, CHUNK_S
 
 TARGET_DIFF_S = 0.2
 TARGET_REPLY_S = 0.3
@@ -108,7 +99,7 @@ def clip_key(clip: wy.Clip, level: float) -> str:
 class EsphomeHome:
     """The Wyoming bench's shared parts, with the media listener and the arbiter the daemon adds."""
 
-    def __init__(self, home: wy.Home, devices: Devices, ports: dict[str, int]) -> None:
+    def __init__(self, home: Home, devices: Devices, ports: dict[str, int]) -> None:
         self.home, self.devices = home, devices
         self.media = MediaListener("127.0.0.1")
         self.arbiter = Arbiter()
@@ -192,13 +183,13 @@ async def device_round(
     return runs
 
 
-def device_row(spoken: wy.Spoken, run: dict[str, Any], recorder: wy.Recorder) -> dict[str, Any]:
+def device_row(spoken: wy.Spoken, run: dict[str, Any], recorder: Recorder) -> dict[str, Any]:
     out = wy.row(spoken, recorder)
     replies = [p for p in run["playbacks"] if p["purpose"] == "reply"]
     out.update(ended_by=run["ended_by"], settled=run["settled"], replies=len(replies))
     heard = wy.find_heard(spoken)
     reply = heard.reply if heard is not None else None
-    handled = next((h for h in recorder.handled if reply is not None and h.reply is reply), None)
+    handled = recorder.of(reply)
     if out["ok"] and handled is not None and replies and replies[0]["first_byte_at"] is not None:
         out["to_audio_ms"] = (replies[0]["first_byte_at"] - handled.action_at) * 1000
         out["fetch_ms"] = (replies[0]["requested_at"] - handled.action_at) * 1000
@@ -213,7 +204,7 @@ def summary(condition: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 async def bench_e2e(
-    eh: EsphomeHome, wake_clips: dict[str, wy.Clip], clips: dict[str, wy.Clip], noise: wy.Samples, rounds: int
+    eh: EsphomeHome, wake_clips: dict[str, wy.Clip], clips: dict[str, wy.Clip], noise: Samples, rounds: int
 ) -> dict[str, Any]:
     recorder, rows = eh.home.recorder, []
     kitchen = wy.PLACES[0]
@@ -228,7 +219,7 @@ async def bench_e2e(
                 command = kitchen.command(round_)
                 wy.log(f"esphome e2e round {round_ + 1}/{rounds}: local, then 1 device: {command.text!r}")
                 item = wy.Spoken(
-                    CONDITIONS[0], "local", wy.LOCAL_SOURCE, round_, wake_clips[command.text], local
+                    CONDITIONS[0], "local", LOCAL_SOURCE, round_, wake_clips[command.text], local
                 )
                 await wy.say_round([item], lambda i: mic.say(i.clip), mic.stamp_of)
                 rows.append(wy.row(item, recorder))
@@ -363,28 +354,20 @@ async def bench_idle(eh: EsphomeHome, seconds: float) -> dict[str, Any]:
 def device_clips(directory: Path) -> tuple[dict[str, wy.Clip], dict[str, Path]]:
     """Each command as a device streams it after its own wake word (the room, the command, the room),
     and the files the device process loads: every clip at level 1, the Kitchen's at each of LEVELS."""
-    lead, tail = (
-        np.zeros(round(LEAD_S * SAMPLE_RATE), np.int16),
-        np.zeros(round(TAIL_S * SAMPLE_RATE), np.int16),
-    )
-    clips: dict[str, wy.Clip] = {}
+    clips = wy.make_clips(directory / "speech", wake_word=False, seed=200, lead_s=LEAD_S, tail_s=TAIL_S)
     files: dict[str, Path] = {}
-    for number, place in enumerate(wy.PLACES):
-        for command in (place.on, place.off):
-            speech = wy.synthesize(command.text, directory / "speech")
-            audio = wy.with_noise(np.concatenate([lead, speech, tail]), 200 + number)
-            clip = clips[command.text] = wy.Clip(command, audio, len(speech))
-            for level in LEVELS if place is wy.PLACES[0] else (1.0,):
-                path = files[clip_key(clip, level)] = directory / f"clip-{len(files)}.raw"
-                scaled = np.clip(np.round(audio.astype(np.float64) * level), -32768, 32767)
-                path.write_bytes(scaled.astype("<i2").tobytes())
+    for clip in clips.values():
+        for level in LEVELS if clip.command in (wy.PLACES[0].on, wy.PLACES[0].off) else (1.0,):
+            path = files[clip_key(clip, level)] = directory / f"clip-{len(files)}.raw"
+            scaled = np.clip(np.round(clip.audio.astype(np.float64) * level), -32768, 32767)
+            path.write_bytes(scaled.astype("<i2").tobytes())
     return clips, files
 
 
 async def bench_esphome(
-    home: wy.Home,
+    home: Home,
     wake_clips: dict[str, wy.Clip],
-    noise: wy.Samples,
+    noise: Samples,
     tmp: Path,
     *,
     rounds: int,
@@ -397,7 +380,7 @@ async def bench_esphome(
     clips, files = await asyncio.to_thread(device_clips, directory)
     devices = Devices(directory / "devices.log")
     await devices.start()
-    wy._GROUPS.add(devices.pid)  # killed at exit whatever happens
+    track(devices.pid)  # killed at exit whatever happens
     try:
         ports = {}
         for place in (*wy.PLACES, dataclasses.replace(wy.PLACES[0], name=KITCHEN_B)):
@@ -421,4 +404,4 @@ async def bench_esphome(
             await eh.media.close()
     finally:
         await devices.close()
-        wy._GROUPS.discard(devices.pid)
+        untrack(devices.pid)

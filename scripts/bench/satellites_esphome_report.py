@@ -6,8 +6,8 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-import satellites as wy
-from benchlib import table
+from harness.figures import table
+from satellites_common import pct, s2
 from satellites_esphome import CONDITIONS, OVER_WINDOW_RUNS, TARGET_DIFF_S, TARGET_REPLY_S
 
 from homeassist.audio.arbiter import HEAR_S
@@ -35,7 +35,6 @@ def checks(result: dict[str, Any]) -> list[tuple[str, str, bool]]:
 
 
 def print_e2e(e2e: dict[str, Any], lead_s: float) -> None:
-    s2 = wy.s2
     print(
         f"\n5. ESPHome devices (emulated Voice PE, in a process of their own): end of speech -> action, "
         f"and action -> first reply audio fetched (s), {e2e['rounds']} rounds per condition. Each device "
@@ -126,12 +125,12 @@ def print_idle(idle: dict[str, Any]) -> None:
         f"\n7. ESPHome devices idle over {idle['seconds']:g} s, share of one core; the device process apart"
     )
     rows = [
-        ["none (media listener up)", wy.pct(none["share"]), "-", wy.pct(none["satellites_share"])],
+        ["none (media listener up)", pct(none["share"]), "-", pct(none["satellites_share"])],
         [
             "4, idle",
-            wy.pct(four["share"]),
-            wy.pct((four["share"] - none["share"]) / 4),
-            wy.pct(four["satellites_share"]),
+            pct(four["share"]),
+            pct((four["share"] - none["share"]) / 4),
+            pct(four["satellites_share"]),
         ],
     ]
     table(["devices connected", "this process", "added per device", "device process"], rows)

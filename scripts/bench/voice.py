@@ -38,7 +38,6 @@ here is synthesized.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import logging
@@ -51,17 +50,21 @@ import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from harness.figures import figures, table
+from harness.noise import compose
+from harness.processes import free_port, proc_cpu_s, proc_status
+from harness.recorders import Recorder
+from harness.runner import bench_parser, write_json
+from harness.speech import synthesize, write_pcm16
+from harness.virtual_mic import VirtualMic
+from harness.wer import word_edits
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
-from benchlib import figures, free_port, proc_cpu_s, proc_status, table
-
+from homeassist.assistant.core import LOCAL_SOURCE
 from homeassist.audio.capture import FRAME_SECONDS, SAMPLE_RATE, AudioFrame, WavSource
 from homeassist.audio.endpoint import Endpointer, Event, Utterance
 from homeassist.audio.lexicon import LEXICON_WEIGHT
@@ -75,9 +78,9 @@ from homeassist.config.loader import load_settings
 from homeassist.config.settings import Settings
 from homeassist.config.speech import AudioSettings, SttSettings, TtsSettings, WakeSettings
 from homeassist.daemon import Runtime, build_runtime
+from homeassist.daemon.voice import hook_up
 from homeassist.messages import Reply
 from homeassist.zwave.sim import DEFAULT_HOME, SimulatedHome
-from tests.audio.conftest import VirtualMic, compose, synthesize, write_pcm16
 
 REPO = Path(__file__).resolve().parents[2]
 Samples = npt.NDArray[np.int16]
@@ -266,33 +269,6 @@ class TimedWake(WakeWordDetector):
             self.costs.add(frame, start)
 
 
-@dataclass
-class Handled:
-    text: str
-    started_at: float
-    reply: Reply
-    returned_at: float
-
-    @property
-    def action_at(self) -> float:
-        """When the tool's confirmed result was in: the Assistant's own total (before its stats write)."""
-        return self.started_at + self.reply.timings_ms.get("total", 0.0) / 1000
-
-
-@dataclass
-class Recorder:
-    """The VoiceLoop's handle: the real Assistant, timed."""
-
-    runtime: Runtime
-    handled: list[Handled] = field(default_factory=list)
-
-    async def __call__(self, text: str, speak: Callable[[str], Awaitable[None]]) -> Reply:
-        started = time.monotonic()
-        reply = await self.runtime.assistant.handle(text, on_sentence=speak)
-        self.handled.append(Handled(text, started, reply, time.monotonic()))
-        return reply
-
-
 # ---------------------------------------------------------------------------------------------------------
 # 1. Speech to text
 
@@ -388,7 +364,7 @@ async def bench_e2e(
         # Sentences said before this transcript (nothing heard prompts) are not its reply.
         while say_index < len(speaker.queued) and speaker.queued[say_index][1] < heard.transcribed_at:
             say_index += 1
-        handled = next((h for h in recorder.handled if h.reply is heard.reply), None)
+        handled = recorder.of(heard.reply)
         if handled is None or say_index >= len(speaker.ready):
             continue
         reply = handled.reply
@@ -456,7 +432,13 @@ async def play(
     speaker = TimedSpeaker()
     recorder = Recorder(runtime)
     loop = daemon_like_loop(
-        runtime, source, TimedWake(settings, costs), endpointer, transcriber, speaker, recorder
+        runtime,
+        source,
+        TimedWake(settings, costs),
+        endpointer,
+        transcriber,
+        speaker,
+        recorder.voice_handle(),
     )
     await loop.run()
     await speaker.wait_idle(30)
@@ -473,8 +455,8 @@ def daemon_like_loop(
     speaker: Speaker,
     handle: Callable[[str, Callable[[str], Awaitable[None]]], Awaitable[Reply]],
 ) -> VoiceLoop:
-    """A VoiceLoop wired as the daemon wires it (homeassist.daemon.main: the confidence gate and acting
-    at the first pause), on the bench's instrumented parts."""
+    """A VoiceLoop wired as the daemon wires it (``homeassist.daemon.voice.hook_up``: the confidence gate,
+    acting at the first pause, the home's names), on the bench's instrumented parts."""
     settings = runtime.settings
     loop = VoiceLoop(
         source,
@@ -485,15 +467,9 @@ def daemon_like_loop(
         handle=handle,
         act_after_s=settings.vad.act_after_ms / 1000,
     )
-    stt = settings.stt
-    assistant = runtime.assistant
-    devices = assistant.devices
-    transcriber.home = lambda: dict(devices.home() or {}) if devices is not None else None
     transcriber.wake_phrases = tuple(wake_phrase(w) for w in settings.wake.words)
-    loop.gate = lambda t: assistant.refuse_unheard(
-        t.text, t.confidence, least=stt.min_confidence, least_for_devices=stt.min_command_confidence
-    )
-    loop.complete = lambda t: assistant.acts_at_pause(t.text, t.confidence, least=stt.min_command_confidence)
+    # The request source is the Assistant's default, as the Recorder's (``voice_handle``) is.
+    hook_up(loop, runtime.assistant, settings.stt, source=LOCAL_SOURCE)
     return loop
 
 
@@ -580,18 +556,8 @@ async def bench_pauses(
 
 
 def speak_at(text: str, rate: int, tmp: Path) -> Samples:
-    """``text`` by espeak-ng at ``rate`` words a minute, trimmed like tests.audio.conftest.synthesize."""
-    import subprocess
-
-    directory = tmp / f"rate-{rate}"
-    directory.mkdir(parents=True, exist_ok=True)
-    raw, out = directory / "espeak.wav", directory / "speech.wav"
-    subprocess.run(["espeak-ng", "-s", str(rate), "-w", str(raw), text], check=True)
-    trim = ["silence", "1", "0.01", "0.1%", "reverse", "silence", "1", "0.01", "0.1%", "reverse"]
-    subprocess.run(["sox", "-D", str(raw), "-r", "16000", "-c", "1", "-b", "16", str(out), *trim], check=True)
-    from tests.audio.conftest import read_pcm16
-
-    return read_pcm16(out)
+    """``text`` by espeak-ng at ``rate`` words a minute, trimmed (``harness.speech.synthesize``)."""
+    return synthesize(text, tmp / f"rate-{rate}", wpm=rate)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -842,12 +808,7 @@ def word_errors(reference: str, heard: str) -> tuple[int, int]:
     """(edits, reference words) of the word-level Levenshtein distance, numbers spelled out."""
     ref = normalise(reference).split()
     hyp = [w for token in normalise(heard).split() for w in _NUMBERS.get(token, token).split()]
-    row = list(range(len(hyp) + 1))
-    for i, r in enumerate(ref, 1):
-        prev, row[0] = row[0], i
-        for j, h in enumerate(hyp, 1):
-            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (r != h))
-    return row[-1], len(ref)
+    return word_edits(ref, hyp), len(ref)
 
 
 def decode_before(transcriber: BackgroundTranscriber, audio: Samples) -> tuple[str, float, float]:
@@ -1421,13 +1382,10 @@ def print_report(result: dict[str, Any]) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = bench_parser(__doc__)
     parser.add_argument(
         "--quick", action="store_true", help="one round, five commands, tiny.en only end to end, shorter idle"
     )
-    parser.add_argument("--json", type=Path, help="also write the figures to this file")
     parser.add_argument(
         "--stt-quality", action="store_true", help="only recognition quality: noise, biasing, confidence"
     )
@@ -1453,8 +1411,7 @@ def main() -> int:
         print("interrupted; child processes stopped", file=sys.stderr)
         return 130
     (print_quality if args.stt_quality else print_report)(result)
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2, default=str), encoding="utf-8")
+    write_json(args.json, result)
     return 0
 
 

@@ -21,28 +21,8 @@ and the score distributions (the best score per clip) are printed, so the thresh
 measurements. Everything is synthesized into a temporary directory; the real recordings are read where
 they lie.
 
-Measured 2026-11-24 (61.6 min of non-wake speech): the threshold stays 0.5, one frame, refractory 2 s.
-Non-wake speech never woke hey_jarvis or alexa at 0.5 (its best score in an hour: 0.45; at 0.3 or 0.4
-one false wake an hour); lowering to 0.3 wins one synthesized fast-speech clip and doubles the near
-misses (19 % -> 39 %); two or three consecutive frames cut near misses (11 %, 2 %) but lose fast speech
-(200 wpm alone 75 % -> 62 %, 50 %). No threshold separates "hey jars" or "hey charles" (best scores up to
-0.99, like "hey jarvis") and 4 of the 60 real alexa clips score 0.00-0.29 (93.3 % at any threshold):
-both need a second stage, not a threshold. faster-whisper tiny.en on the 2 s before a firing, tried as
-that stage, heard 55 of 56 firing real alexa clips but only 3 of 23 espeak "hey jarvis" ("Hey, Darby"):
-not usable on its own.
-
-Why 4 real alexa clips fail (measured 2026-11-24): 32, 33 and 34 have a dropout inside the word, a
-stretch of exact digital zeros (80, 224 and 144 ms; no other clip has one over 42 ms, and those lie
-before the speech): a recording fault, not a voice; the bench reports detection with them and without
-them. Clip 15 is muffled (95 % of its energy below 1 kHz). Scores stay near zero through all four words
-whatever was tried: input gain (-12 to +12 dB, peak or level normalisation), padding and pre-roll (0.3 to
-3 s, silence or room noise), feeding the clip twice, the onnx or tflite runtime (identical to 3e-6),
-Speex noise suppression (56/60), and the 16 frame phases of the 80 ms frames (55-57 of 60, 55.8 on
-average). A verifier (openWakeWord's custom_verifier_model recipe: logistic regression on the model's
-features) trained on synthesized near misses cut held-out synthesized "hey jars"-like misses from 27 %
-to 5 % while keeping 78 of 81 % of synthesized positives, but an alexa verifier trained the same way
-dropped real speakers once its threshold passed 0.1, and there is one real "hey jarvis" clip: not
-shipped without real recordings to check it on.
+Past runs' figures and findings: ``scripts/bench/results/wake.md``; a run prints its tables and writes
+every figure with ``--json PATH``.
 
 Run: ``scripts/bench/wake [--minutes 60] [--json PATH]`` (about one minute of machine time per ten
 minutes of non-wake speech on 2 cores).
@@ -54,7 +34,6 @@ import argparse
 import json
 import random
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -62,14 +41,14 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+from harness.speech import synthesize
+
+from homeassist.audio.capture import FRAME_SAMPLES, SAMPLE_RATE, AudioFrame, read_wav, to_frames
+from homeassist.audio.endpoint import Endpointer, Utterance
+from homeassist.audio.voice import WAKE_LOOKBACK_MS
+from homeassist.audio.wake import WakeWordDetector
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-
-from homeassist.audio.capture import FRAME_SAMPLES, SAMPLE_RATE, AudioFrame, read_wav, to_frames  # noqa: E402
-from homeassist.audio.endpoint import Endpointer, Utterance  # noqa: E402
-from homeassist.audio.voice import WAKE_LOOKBACK_MS  # noqa: E402
-from homeassist.audio.wake import WakeWordDetector  # noqa: E402
 
 Samples = npt.NDArray[np.int16]
 VOICE_DIR = ROOT.parent / "shared" / "voice"
@@ -135,17 +114,14 @@ def log(message: str) -> None:
 
 
 class Synth:
-    """espeak-ng -> 16 kHz mono int16, espeak's leading and trailing silence trimmed."""
+    """espeak-ng -> 16 kHz mono int16, espeak's leading and trailing silence trimmed
+    (``harness.speech.synthesize``), with sox's dither, as this bench has always made its clips."""
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
 
     def __call__(self, text: str, voice: str, wpm: int) -> Samples:
-        raw, out = self.directory / "espeak.wav", self.directory / "speech.wav"
-        subprocess.run(["espeak-ng", "-v", voice, "-s", str(wpm), "-w", str(raw), text], check=True)
-        trim = ["silence", "1", "0.01", "0.1%", "reverse", "silence", "1", "0.01", "0.1%", "reverse"]
-        subprocess.run(["sox", str(raw), "-r", "16000", "-c", "1", "-b", "16", str(out), *trim], check=True)
-        return read_wav(out)
+        return synthesize(text, self.directory, voice=voice, wpm=wpm, dither=True)
 
 
 def padded(audio: Samples, rng: np.random.Generator, before: float = 1.0, after: float = 1.5) -> Samples:

@@ -1,7 +1,8 @@
 """Web-search fallback speed and the browser's memory, over local pages on 127.0.0.1.
 
 The real Playwright MCP server drives Debian's Chromium against the test search site
-(``tests/web/search_site.py``: DuckDuckGo-style results pages). Chromium resolves no outside host.
+(``tests/web/search_site.py`` through ``harness.doubles``: DuckDuckGo-style results pages). Chromium resolves
+no outside host.
 
 Figures:
 
@@ -15,7 +16,6 @@ Targets: cold p50 <= 3 s, warm p50 <= 1.5 s. Run: ``scripts/bench/web [--cold N]
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import logging
@@ -25,15 +25,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.doubles import SearchSite
+from harness.figures import figures
+from harness.runner import bench_parser, write_json
+
+from homeassist.config.loader import load_settings
+from homeassist.tools.executor import ToolExecutor
+from homeassist.web.build import BROWSER_SERVER, build_web
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-
-from benchlib import figures  # noqa: E402 (beside this script)
-
-from homeassist.config.loader import load_settings  # noqa: E402 (after the path is set)
-from homeassist.tools.executor import ToolExecutor  # noqa: E402
-from homeassist.web.build import BROWSER_SERVER, build_web  # noqa: E402
-from tests.web.search_site import SearchSite  # noqa: E402
 
 TARGET_COLD_S = 3.0
 TARGET_WARM_S = 1.5
@@ -135,20 +135,16 @@ def print_table(result: dict[str, Any]) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = bench_parser(__doc__)
     parser.add_argument("--cold", type=int, default=5, help="cold starts to time (default 5)")
     parser.add_argument("--warm", type=int, default=20, help="warm searches to time (default 20)")
-    parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     # The first navigate includes starting the browser: its "slow tool" warning says nothing here.
     logging.getLogger("homeassist.tools.executor").setLevel(logging.ERROR)
     result = asyncio.run(measure(args.cold, args.warm))
     print_table(result)
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    write_json(args.json, result)
     return 0 if result["cold_s"]["p50"] <= TARGET_COLD_S and result["warm_s"]["p50"] <= TARGET_WARM_S else 1
 
 

@@ -12,18 +12,17 @@ Target: local device command p50 <= 60 ms. Run: ``scripts/bench/zwave [--rounds 
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 import logging
 import os
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
-from benchlib import figures, free_port
+from harness.figures import figures
+from harness.processes import free_port
+from harness.runner import bench_parser, write_json
 
 from homeassist.config.loader import load_settings
 from homeassist.daemon import build_runtime
@@ -121,17 +120,13 @@ def print_table(result: dict[str, Any]) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = bench_parser(__doc__)
     parser.add_argument("--rounds", type=int, default=100, help="commands per measure (default 100)")
-    parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     result = asyncio.run(bench(args.rounds))
     print_table(result)
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")
+    write_json(args.json, result)
     return 0
 
 
