@@ -56,7 +56,7 @@ from homeassist.daemon import Runtime, build_runtime
 from homeassist.daemon.monitors import WARMED_TIERS
 from homeassist.errors import AmbiguousDeviceError, DeviceNotFoundError
 from homeassist.intent.classifier import normalize_text
-from homeassist.intent.grounding import light_wish
+from homeassist.intent.wishes import light_wish
 from homeassist.llm.chat import ChatClient
 from homeassist.llm.embedded import EmbeddedClient
 from homeassist.llm.tool_format import to_ollama_tools
