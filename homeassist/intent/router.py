@@ -1,8 +1,9 @@
 """Which kind of request an utterance is: weighted cues, and a learned model where they are unsure.
 
 Each cue is a regular expression for one idea ("a timer word", "a device noun", "a question about
-the weather"; the patterns are in ``cue_patterns``) with a weight towards one kind (``CUES``). The
-kind with the highest score wins. The home (device names and areas) is evidence for ``device``.
+the weather"; the patterns are in ``cue_patterns`` and ``world_cues``) with a weight towards one kind
+(``CUES``). The kind with the highest score wins. The home (device names and areas) is evidence for
+``device``.
 
 Where the cues are unsure (no kind reaches ``MIN_SCORE``, or the best two are within
 ``UNSURE_MARGIN``), a linear model over n-grams and the cues that fired (``learned``, fitted from the
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 
 from homeassist.intent import cue_patterns as patterns
 from homeassist.intent import learned
+from homeassist.intent import world_cues as world
 from homeassist.messages import INTENT_KINDS, IntentKind
 
 #: Ties go to the kind listed first.
@@ -59,26 +61,26 @@ CUES: tuple[Cue, ...] = (
     _cue("calendar_action", "timer", 2.0, patterns.CALENDAR_ACTION),
     _cue("datetime", "datetime", 3.0, patterns.DATETIME),
     _cue("datetime_weak", "datetime", 1.5, patterns.DATETIME_WEAK),
-    _cue("web", "web", 2.0, patterns.WEB),
-    _cue("sports", "web", 1.0, patterns.SPORTS),
-    _cue("search", "web", 1.0, patterns.SEARCH),
-    _cue("alert", "web", 2.0, patterns.ALERT),
-    _cue("travel", "web", 3.0, patterns.TRAVEL),
-    _cue("booking", "general", 2.0, patterns.BOOKING),
-    _cue("money", "general", 3.0, patterns.MONEY),
-    _cue("how_to", "general", 1.5, patterns.HOW_TO),
-    _cue("calendar_question", "timer", 3.5, patterns.CALENDAR_QUESTION),
+    _cue("web", "web", 2.0, world.WEB),
+    _cue("sports", "web", 1.0, world.SPORTS),
+    _cue("search", "web", 1.0, world.SEARCH),
+    _cue("alert", "web", 2.0, world.ALERT),
+    _cue("travel", "web", 3.0, world.TRAVEL),
+    _cue("booking", "general", 2.0, world.BOOKING),
+    _cue("money", "general", 3.0, world.MONEY),
+    _cue("how_to", "general", 1.5, world.HOW_TO),
+    _cue("calendar_question", "timer", 3.5, world.CALENDAR_QUESTION),
     _cue("outdoor", "web", 2.0, patterns.OUTDOOR),
-    _cue("communication", "general", 4.0, patterns.COMMUNICATION),
-    _cue("general_domain", "general", 3.0, patterns.GENERAL_DOMAIN),
-    _cue("knowledge", "general", 1.2, patterns.QUESTION_KNOWLEDGE),
-    _cue("history", "general", 1.5, patterns.HISTORY),
+    _cue("communication", "general", 4.0, world.COMMUNICATION),
+    _cue("general_domain", "general", 3.0, world.GENERAL_DOMAIN),
+    _cue("knowledge", "general", 1.2, world.QUESTION_KNOWLEDGE),
+    _cue("history", "general", 1.5, world.HISTORY),
     _cue("long_question", "general", 0.5, patterns.LONG_QUESTION),
 )
 #: Below this, no kind has enough evidence and the request is ``general``.
 MIN_SCORE = 0.8
 _DELAY = re.compile(patterns.DELAY)
-_FRESH = re.compile(patterns.FRESH)
+_FRESH = re.compile(world.FRESH)
 _REMIND_ME = re.compile(patterns.REMIND_ME)
 _AREA_SETTING = re.compile(
     r"\b\d+ ?(?:%|percent)?$|\b(?:on|off|red|green|blue|yellow|purple|pink|orange|white|violet|cyan|"
