@@ -1,4 +1,4 @@
-"""Setting a Z-Wave value and knowing it took: ``set_confirmed`` sends the set and waits for the
+"""Setting a Z-Wave value and knowing it took: ``Setter.set`` sends the set and waits for the
 device's own confirmation, by Supervision (it reports that it executed the command), by its report of
 the new value, or, when it stays silent, by polling its current value until it matches, within the
 time given. A device that does not confirm in time (dead, removed, asleep) yields an ``Outcome`` that
@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,64 +48,67 @@ class Outcome:
     how: str  # "supervision", "report", or why not confirmed
 
 
-async def set_confirmed(
-    device: Device,
-    value: Value,
-    new_value: Any,
-    report_property: str,
-    matches: Callable[[Any], bool],
-    *,
-    key: int | str | None = None,
-    timeout_s: float,
-) -> Outcome:
-    node: Node = device.zwave_node
-    report = find_value(node, value.command_class, report_property, key)
-    loop = asyncio.get_running_loop()
-    reported: asyncio.Future[None] = loop.create_future()
+@dataclass(frozen=True)
+class Setter:
+    """Sets values, each confirmed within ``timeout_s``."""
 
-    def on_update(data: dict[str, Any]) -> None:
-        updated = data.get("value")
-        if (
-            report is not None
-            and isinstance(updated, Value)
-            and updated.value_id == report.value_id
-            and matches(updated.value)
-            and not reported.done()
-        ):
-            reported.set_result(None)
+    timeout_s: float
 
-    # Listen before sending: the device's own report may arrive before the set's result does.
-    unsubscribe = node.on("value updated", on_update)
-    deadline = loop.time() + timeout_s
-    try:
+    async def set(
+        self,
+        device: Device,
+        value: Value,
+        new_value: Any,
+        report_property: str,
+        matches: Callable[[Any], bool],
+        *,
+        key: int | str | None = None,
+    ) -> Outcome:
+        """Send the set and wait for the device's confirmation (or the time to run out)."""
+        node: Node = device.zwave_node
+        report = find_value(node, value.command_class, report_property, key)
+        loop = asyncio.get_running_loop()
+        reported: asyncio.Future[None] = loop.create_future()
+
+        def on_update(data: dict[str, Any]) -> None:
+            updated = data.get("value")
+            if (
+                report is not None
+                and isinstance(updated, Value)
+                and updated.value_id == report.value_id
+                and matches(updated.value)
+                and not reported.done()
+            ):
+                reported.set_result(None)
+
+        # Listen before sending: the device's own report may arrive before the set's result does.
+        unsubscribe = node.on("value updated", on_update)
+        deadline = loop.time() + self.timeout_s
         try:
-            status = await asyncio.wait_for(_send(device, value, new_value), timeout_s)
-        except TimeoutError:
-            return Outcome(device, reported.done(), "report" if reported.done() else "no answer from it")
-        if status == SetValueStatus.SUCCESS:
-            return Outcome(device, True, "supervision")
-        if report is None:
-            return Outcome(device, False, "it has no value to confirm with")
-        # Most devices report a change by themselves; ask (poll) only when they stay silent.
-        grace = min(REPORT_GRACE_S, timeout_s / 2, max(0.0, deadline - loop.time()))
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(reported), grace)
-            return Outcome(device, True, "report")
-        return await _confirm_by_poll(device, report, matches, reported, deadline)
-    finally:
-        unsubscribe()
+            try:
+                status = await asyncio.wait_for(_send(device, value, new_value), self.timeout_s)
+            except TimeoutError:
+                return Outcome(device, reported.done(), "report" if reported.done() else "no answer from it")
+            if status == SetValueStatus.SUCCESS:
+                return Outcome(device, True, "supervision")
+            if report is None:
+                return Outcome(device, False, "it has no value to confirm with")
+            # Most devices report a change by themselves; ask (poll) only when they stay silent.
+            grace = min(REPORT_GRACE_S, self.timeout_s / 2, max(0.0, deadline - loop.time()))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(reported), grace)
+                return Outcome(device, True, "report")
+            return await _confirm_by_poll(device, report, matches, reported, deadline)
+        finally:
+            unsubscribe()
 
 
 async def _send(device: Device, value: Value, new_value: Any) -> SetValueStatus | None:
     """Send the set; the status the driver reports (SUCCESS = confirmed by Supervision)."""
     node: Node = device.zwave_node
     try:
-        result = await node.async_set_value(value, new_value, wait_for_result=True)
-    except asyncio.CancelledError:
-        _reraise_if_cancelled()
-        raise _dropped(f"setting {device.name}") from None
-    except _DROPPED as err:
-        raise _dropped(f"setting {device.name}") from err
+        with _connection_kept(f"setting {device.name}"):
+            result = await node.async_set_value(value, new_value, wait_for_result=True)
     except BaseZwaveJSServerError as err:
         raise ZWaveError(f"{device.name}: Z-Wave JS refused the command ({err})") from err
     status = result.status if result is not None else None
@@ -127,19 +130,15 @@ async def _confirm_by_poll(
     last: Any = None
     while not reported.done() and (remaining := deadline - loop.time()) > 0:
         try:
-            response = await asyncio.wait_for(
-                node.async_send_command(
-                    "poll_value", valueId=value_id(report), require_schema=1, wait_for_result=True
-                ),
-                remaining,
-            )
+            with _connection_kept(f"confirming {device.name}"):
+                response = await asyncio.wait_for(
+                    node.async_send_command(
+                        "poll_value", valueId=value_id(report), require_schema=1, wait_for_result=True
+                    ),
+                    remaining,
+                )
         except TimeoutError:
             break
-        except asyncio.CancelledError:
-            _reraise_if_cancelled()
-            raise _dropped(f"confirming {device.name}") from None
-        except _DROPPED as err:
-            raise _dropped(f"confirming {device.name}") from err
         except BaseZwaveJSServerError as err:
             _LOGGER.debug("Polling %s failed: %s", device.name, err)
         else:
@@ -171,6 +170,19 @@ def report(outcomes: Sequence[Outcome], state: str) -> str:
 
 def join_names(names: Sequence[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+@contextlib.contextmanager
+def _connection_kept(doing: str) -> Iterator[None]:
+    """The connection going away under a command (or the client cancelling it) as the sentence a person
+    hears; our own task's cancellation goes on as it is."""
+    try:
+        yield
+    except asyncio.CancelledError:
+        _reraise_if_cancelled()
+        raise _dropped(doing) from None
+    except _DROPPED as err:
+        raise _dropped(doing) from err
 
 
 def _dropped(doing: str) -> ZWaveUnavailableError:

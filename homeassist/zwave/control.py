@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from zwave_js_server.model.node import Node
@@ -19,7 +19,7 @@ from zwave_js_server.model.value import Value
 from homeassist import toolspec
 from homeassist.errors import ZWaveError, ZWaveUnavailableError
 from homeassist.home import HomeModel
-from homeassist.zwave.confirm import Outcome, join_names, report, set_confirmed
+from homeassist.zwave.confirm import Outcome, Setter, join_names, report
 from homeassist.zwave.connection import ZWaveConnection
 from homeassist.zwave.home import Device, Home, build_devices
 from homeassist.zwave.values import (
@@ -73,9 +73,14 @@ class HomeControl:
         self.connection = connection
         self.aliases = dict(aliases or {})
         self.allow_unlock = allow_unlock
-        self.confirm_timeout_s = confirm_timeout_s
+        self._set = Setter(confirm_timeout_s)
         self.temperature_unit = temperature_unit
         self._home: tuple[tuple[Any, ...], Home] | None = None
+
+    @property
+    def confirm_timeout_s(self) -> float:
+        """How long a set waits for the device to confirm it."""
+        return self._set.timeout_s
 
     def set_aliases(self, aliases: Mapping[str, Sequence[str]]) -> None:
         """New ``[zwave] aliases`` (a reload); the home model is rebuilt on next use."""
@@ -178,7 +183,7 @@ class HomeControl:
         level = to_zwave_level(percent)
         targets = self._fitting("set_level", self.home().resolve(device))
         sets = [
-            self._set(target, value, level, "currentValue", equals(level))
+            self._set.set(target, value, level, "currentValue", equals(level))
             for target in targets
             if (value := find_value(target.zwave_node, CC_MULTILEVEL_SWITCH, "targetValue")) is not None
         ]
@@ -254,7 +259,7 @@ class HomeControl:
             floor = 1 if target.type == "light" and current > 0 else 0
             percent = max(floor, min(100, round(current + by)))
             level = to_zwave_level(percent)
-            sets.append((target, percent, self._set(target, value, level, "currentValue", equals(level))))
+            sets.append((target, percent, self._set.set(target, value, level, "currentValue", equals(level))))
         outcomes = await asyncio.gather(*(s for _, _, s in sets))
         on = await asyncio.gather(*(self._switch(target, True) for target in switched))
         said = [
@@ -300,7 +305,7 @@ class HomeControl:
                 raise ZWaveError(f"{target.name} accepts {low:g} to {high:g} degrees {device_unit}.")
             sets.append((target, value, wanted))
         outcomes = await asyncio.gather(
-            *(self._set(t, v, w, "setpoint", close_to(w), key=SETPOINT_HEATING) for t, v, w in sets)
+            *(self._set.set(t, v, w, "setpoint", close_to(w), key=SETPOINT_HEATING) for t, v, w in sets)
         )
         if said == self.temperature_unit:
             return report(outcomes, f"set to {degrees:g}°{self.temperature_unit}")
@@ -320,7 +325,7 @@ class HomeControl:
         if missing := [target.name for target, value in values if value is None]:
             raise ZWaveError(f"{join_names(missing)} cannot be locked remotely.")
         outcomes = await asyncio.gather(
-            *(self._set(t, v, mode, "currentMode", equals(mode)) for t, v in values if v is not None)
+            *(self._set.set(t, v, mode, "currentMode", equals(mode)) for t, v in values if v is not None)
         )
         return report(outcomes, "locked" if locked else "unlocked")
 
@@ -328,27 +333,13 @@ class HomeControl:
         node: Node = device.zwave_node
         binary = find_value(node, CC_BINARY_SWITCH, "targetValue")
         if binary is not None:
-            return await self._set(device, binary, on, "currentValue", lambda v: bool(v) == on)
+            return await self._set.set(device, binary, on, "currentValue", lambda v: bool(v) == on)
         level = find_value(node, CC_MULTILEVEL_SWITCH, "targetValue")
         if level is None:
             raise ZWaveError(f"{device.name} can't be switched.")
         target = (99 if device.type == "cover" else 255) if on else 0
-        return await self._set(
+        return await self._set.set(
             device, level, target, "currentValue", lambda v: (v or 0) > 0 if on else v == 0
-        )
-
-    async def _set(
-        self,
-        device: Device,
-        value: Value,
-        new_value: Any,
-        report_property: str,
-        matches: Callable[[Any], bool],
-        *,
-        key: int | str | None = None,
-    ) -> Outcome:
-        return await set_confirmed(
-            device, value, new_value, report_property, matches, key=key, timeout_s=self.confirm_timeout_s
         )
 
 
