@@ -25,7 +25,7 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import quote, quote_plus, urlsplit
@@ -101,21 +101,15 @@ def browser_tools(browser: Browser, server: str = "playwright") -> list[BaseTool
     async def snapshot() -> str:
         return await browser.call(server, SNAPSHOT, {})
 
+    specs: tuple[tuple[str, str, type[BaseModel], Callable[..., Awaitable[str]]], ...] = (
+        (NAVIGATE, "Open a web page in the browser.", _NavigateArgs, navigate),
+        (SNAPSHOT, "The open page as an accessibility snapshot.", _NoArgs, snapshot),
+    )
     return [
         StructuredTool(
-            name=NAVIGATE,
-            description="Open a web page in the browser.",
-            args_schema=_NavigateArgs,
-            coroutine=navigate,
-            metadata={"mcp_server": server},
-        ),
-        StructuredTool(
-            name=SNAPSHOT,
-            description="The open page as an accessibility snapshot.",
-            args_schema=_NoArgs,
-            coroutine=snapshot,
-            metadata={"mcp_server": server},
-        ),
+            name=name, description=about, args_schema=args, coroutine=run, metadata={"mcp_server": server}
+        )
+        for name, about, args, run in specs
     ]
 
 

@@ -79,6 +79,17 @@ def streamed(s: Session, name: str, asked: Asked, *, want: int) -> Check:
     return s.row(name, "ok", timing, asked.elapsed_ms)
 
 
+async def ask_with_tools(s: Session, name: str, prompt: str) -> tuple[ModelAnswer, float] | list[Check]:
+    """The model's answer to ``prompt`` with the harmless tools and its time in ms; or the check's row
+    when it cannot be asked (no tool support) or did not answer."""
+    if s.no_tools:
+        return [without_tools(s, name)]
+    asked = await s.ask(name, prompt, "timer", s.tools)
+    if asked.answer is None:
+        return [s.row(name, "fail", asked.error, asked.elapsed_ms)]
+    return asked.answer, asked.elapsed_ms
+
+
 def without_tools(s: Session, name: str) -> Check:
     """The row for a tool check when the model has no tool support: fail if required, else skipped."""
     if name in REQUIRED:
@@ -142,41 +153,37 @@ def no_call(tool: str, answer: ModelAnswer) -> str:
 
 
 async def restraint(s: Session) -> list[Check]:
-    if s.no_tools:
-        return [without_tools(s, RESTRAINT)]
-    asked = await s.ask(RESTRAINT, RESTRAINT_PROMPT, "timer", s.tools)
-    if asked.answer is None:
-        return [s.row(RESTRAINT, "fail", asked.error, asked.elapsed_ms)]
-    answer = asked.answer
+    got = await ask_with_tools(s, RESTRAINT, RESTRAINT_PROMPT)
+    if isinstance(got, list):
+        return got
+    answer, elapsed = got
     if answer.actions:
         calls = ", ".join(f"{a.tool}({call_args(a.args)})" for a in answer.actions)
         detail = f"ran {calls} when no tool fits: requests may act unasked; try another model"
-        return [s.row(RESTRAINT, "fail", detail, asked.elapsed_ms)]
+        return [s.row(RESTRAINT, "fail", detail, elapsed)]
     if "hallucinated_tool" in answer.recoveries or "bad_arguments" in answer.recoveries:
         detail = "tried to call a tool when none fits (the call was refused); try another model"
-        return [s.row(RESTRAINT, "fail", detail, asked.elapsed_ms)]
+        return [s.row(RESTRAINT, "fail", detail, elapsed)]
     if empty(answer):
-        return [s.row(RESTRAINT, "warn", f"no tool ran, but {EMPTY_DETAIL}", asked.elapsed_ms)]
-    return [s.row(RESTRAINT, "ok", f"answered without a tool: {quote(answer.text)}", asked.elapsed_ms)]
+        return [s.row(RESTRAINT, "warn", f"no tool ran, but {EMPTY_DETAIL}", elapsed)]
+    return [s.row(RESTRAINT, "ok", f"answered without a tool: {quote(answer.text)}", elapsed)]
 
 
 async def empty_retry(s: Session) -> list[Check]:
-    if s.no_tools:
-        return [without_tools(s, EMPTY_RETRY)]
-    asked = await s.ask(EMPTY_RETRY, EMPTY_PROMPT, "timer", s.tools)
-    if asked.answer is None:
-        return [s.row(EMPTY_RETRY, "fail", asked.error, asked.elapsed_ms)]
-    answer = asked.answer
+    got = await ask_with_tools(s, EMPTY_RETRY, EMPTY_PROMPT)
+    if isinstance(got, list):
+        return got
+    answer, elapsed = got
     if "empty_retry" in answer.recoveries:
-        return [_retried(s, answer, "", asked.elapsed_ms)]
+        return [_retried(s, answer, "", elapsed)]
     if empty(answer) and not s.settings.retry_empty:
         detail = "the answer was empty and [ollama] retry_empty is off: set it to true"
-        return [s.row(EMPTY_RETRY, "warn", detail, asked.elapsed_ms)]
+        return [s.row(EMPTY_RETRY, "warn", detail, elapsed)]
     for check, earlier in s.tool_bound:
         if check != EMPTY_RETRY and "empty_retry" in earlier.recoveries:
-            return [_retried(s, earlier, f" (seen in {check})", asked.elapsed_ms)]
+            return [_retried(s, earlier, f" (seen in {check})", elapsed)]
     detail = f"never answered empty (here: {quote(answer.text)}), so the retry was not exercised"
-    return [s.row(EMPTY_RETRY, "not provoked", detail, asked.elapsed_ms)]
+    return [s.row(EMPTY_RETRY, "not provoked", detail, elapsed)]
 
 
 def _retried(s: Session, answer: ModelAnswer, where: str, elapsed_ms: float) -> Check:

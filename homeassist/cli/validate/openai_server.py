@@ -10,8 +10,6 @@ from __future__ import annotations
 import importlib.util
 import time
 
-import httpx
-
 from homeassist.cli.checks import Check
 from homeassist.cli.validate.session import MODEL_LOADS, MODEL_PRESENT, REACHABLE, Session, json_body, since
 from homeassist.errors import ModelError
@@ -53,19 +51,17 @@ async def model_loads(s: Session) -> list[Check]:
     """A one-token answer: the server has the model loaded (LM Studio and Ollama load it now)."""
     body = one_token_request(s.model)
     start = time.perf_counter()
-    try:
-        response = await s.http.post(f"{s.url}/chat/completions", json=body, timeout=s.settings.timeout_s)
-    except httpx.TimeoutException:
-        s.stop_reason = "not run: the model did not answer"
-        detail = (
-            f"{s.model} did not answer within {s.settings.timeout_s:g} s ([ollama] timeout_s); "
-            "check the server's log"
-        )
-        return [s.row(MODEL_LOADS, "fail", detail, since(start))]
-    except httpx.HTTPError as err:
-        s.stop_reason = "not run: the model did not answer"
-        detail = f"a one-token request failed: {err or type(err).__name__}"
-        return [s.row(MODEL_LOADS, "fail", detail, since(start))]
+    response = await s.post_or_fail(
+        MODEL_LOADS,
+        f"{s.url}/chat/completions",
+        body,
+        stop="not run: the model did not answer",
+        timed_out=f"{s.model} did not answer within {s.settings.timeout_s:g} s ([ollama] timeout_s); "
+        "check the server's log",
+        failed="a one-token request failed",
+    )
+    if isinstance(response, list):
+        return response
     elapsed = since(start)
     if response.is_error:
         s.stop_reason = "not run: the model did not answer"

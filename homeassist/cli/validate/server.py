@@ -109,19 +109,17 @@ def _describe_model(model: str, show: dict[str, Any]) -> str:
 async def model_loads(s: Session) -> list[Check]:
     body = {"model": s.model, "messages": [], "keep_alive": s.settings.keep_alive}
     start = time.perf_counter()
-    try:
-        response = await s.http.post(f"{s.url}/api/chat", json=body, timeout=s.settings.timeout_s)
-    except httpx.TimeoutException:
-        s.stop_reason = "not run: the model did not load"
-        detail = (
-            f"{s.model} did not load within {s.settings.timeout_s:g} s ([ollama] timeout_s); "
-            "check `ollama ps` and the server log"
-        )
-        return [s.row(MODEL_LOADS, "fail", detail, since(start))]
-    except httpx.HTTPError as err:
-        s.stop_reason = "not run: the model did not load"
-        detail = f"loading {s.model} failed: {err or type(err).__name__}"
-        return [s.row(MODEL_LOADS, "fail", detail, since(start))]
+    response = await s.post_or_fail(
+        MODEL_LOADS,
+        f"{s.url}/api/chat",
+        body,
+        stop="not run: the model did not load",
+        timed_out=f"{s.model} did not load within {s.settings.timeout_s:g} s ([ollama] timeout_s); "
+        "check `ollama ps` and the server log",
+        failed=f"loading {s.model} failed",
+    )
+    if isinstance(response, list):
+        return response
     elapsed = since(start)
     if response.is_error:
         s.stop_reason = "not run: the model did not load"

@@ -118,6 +118,22 @@ class Session:
 
     # --- model requests ---------------------------------------------------------------------------
 
+    async def post_or_fail(
+        self, name: str, url: str, body: Mapping[str, Any], *, stop: str, timed_out: str, failed: str
+    ) -> httpx.Response | list[Check]:
+        """POST ``body`` within ``[ollama] timeout_s``: the response, or the check's fail row when it
+        timed out (``timed_out``) or the request failed (``failed``: the error); ``stop`` is then why the
+        checks after it do not run."""
+        start = time.perf_counter()
+        try:
+            return await self.http.post(url, json=dict(body), timeout=self.settings.timeout_s)
+        except httpx.TimeoutException:
+            detail = timed_out
+        except httpx.HTTPError as err:
+            detail = f"{failed}: {err or type(err).__name__}"
+        self.stop_reason = stop
+        return [self.row(name, "fail", detail, since(start))]
+
     def _client(self) -> ModelClient:
         if self.client is None:
             executor = ToolExecutor(self.tools)

@@ -5,7 +5,7 @@ and ``long context`` (a fact at the start of a prompt of about half ``num_ctx``)
 from __future__ import annotations
 
 from homeassist.cli.checks import Check
-from homeassist.cli.validate.chat import streamed, without_tools
+from homeassist.cli.validate.chat import ask_with_tools, streamed
 from homeassist.cli.validate.session import (
     EMPTY_DETAIL,
     LONG_CONTEXT,
@@ -32,13 +32,10 @@ LONG_QUESTION = "Where is the spare key? Answer in one short sentence."
 
 
 async def two_tools(s: Session) -> list[Check]:
-    if s.no_tools:
-        return [without_tools(s, TWO_TOOLS)]
-    asked = await s.ask(TWO_TOOLS, TWO_TOOLS_PROMPT, "timer", s.tools)
-    if asked.answer is None:
-        return [s.row(TWO_TOOLS, "fail", asked.error, asked.elapsed_ms)]
-    answer = asked.answer
-    elapsed = asked.elapsed_ms
+    got = await ask_with_tools(s, TWO_TOOLS, TWO_TOOLS_PROMPT)
+    if isinstance(got, list):
+        return got
+    answer, elapsed = got
     weather = [a for a in answer.actions if a.tool == "get_weather" and a.ok]
     timers = [a for a in answer.actions if a.tool == "set_timer" and a.ok]
     calls = ", ".join(f"{a.tool}({call_args(a.args)})" for a in answer.actions) or "no tool"
