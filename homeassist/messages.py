@@ -10,7 +10,6 @@ from the fields themselves, so a field added to a class is carried with no code 
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Self, get_args
@@ -24,9 +23,15 @@ INTENT_KINDS: tuple[IntentKind, ...] = get_args(IntentKind)
 ReplyPath = Literal["local", "model", "fallback"]
 
 
-@functools.cache
+#: Each message class's TypeAdapter, built on first use (building one reads the class's fields).
+_ADAPTERS: dict[type[Any], TypeAdapter[Any]] = {}
+
+
 def _adapter(cls: type[Any]) -> TypeAdapter[Any]:
-    return TypeAdapter(cls)
+    adapter = _ADAPTERS.get(cls)
+    if adapter is None:
+        adapter = _ADAPTERS[cls] = TypeAdapter(cls)
+    return adapter
 
 
 class Message:
