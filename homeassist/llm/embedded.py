@@ -40,7 +40,6 @@ from homeassist.config.settings import (
     OpenAISettings,
 )
 from homeassist.errors import ModelError, ModelNotConfiguredError, ModelResponseError, ModelUnreachableError
-from homeassist.llm.base import ModelAnswer, SentenceSink
 from homeassist.llm.chat import answering_kind
 from homeassist.llm.embedded_files import (
     CACHE_ENV,
@@ -150,21 +149,14 @@ class EmbeddedClient(OpenAIClient):
         await self.server.start()
         self._follow()
 
-    async def answer(
-        self,
-        text: str,
-        tools: Sequence[BaseTool],
-        *,
-        kind: IntentKind,
-        on_sentence: SentenceSink | None = None,
-        context: str | None = None,
-    ) -> ModelAnswer:
+    async def _ready(self) -> None:
+        """A request while the server does not serve: told so at once under the daemon's supervision,
+        else (``homeassist ask``) it starts the server."""
         if not self.server.serving:
             if self.server.supervised:
                 raise self.server.not_serving_error()
             await self.serve()  # no daemon supervises it (homeassist ask): this request starts it
         self._follow()
-        return await super().answer(text, tools, kind=kind, on_sentence=on_sentence, context=context)
 
     async def probe(self, timeout_s: float) -> None:
         if not self.server.serving:
