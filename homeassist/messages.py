@@ -1,14 +1,20 @@
 """The small messages that pass between pipeline stages.
 
-Each is a frozen dataclass with a symmetric ``to_dict`` / ``from_dict`` so that the CLI, the control
-API and the logs all speak the same shapes. Times are milliseconds (floats) throughout.
+Each is a frozen dataclass and a :class:`Message`: ``to_dict`` and ``from_dict`` convert it to and from
+the JSON shape that the CLI, the control API and the logs all speak (one key per field, in field order;
+a nested message is its own dict, a tuple a list, a dict a copy), both done by pydantic's ``TypeAdapter``
+from the fields themselves, so a field added to a class is carried with no code written for it.
+``from_dict`` fills a missing key with the field's default and checks each value against its type
+(a number for a float, a known kind for a literal). Times are milliseconds (floats) throughout.
 """
 
 from __future__ import annotations
 
-import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Self, get_args
+
+from pydantic import TypeAdapter
 
 IntentKind = Literal["device", "datetime", "timer", "web", "general"]
 INTENT_KINDS: tuple[IntentKind, ...] = get_args(IntentKind)
@@ -17,12 +23,37 @@ INTENT_KINDS: tuple[IntentKind, ...] = get_args(IntentKind)
 ReplyPath = Literal["local", "model", "fallback"]
 
 
-def _to_dict(obj: Any) -> dict[str, Any]:
-    return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+#: Each message class's TypeAdapter, built on first use (building one reads the class's fields).
+_ADAPTERS: dict[type[Any], TypeAdapter[Any]] = {}
+
+
+def _adapter(cls: type[Any]) -> TypeAdapter[Any]:
+    adapter = _ADAPTERS.get(cls)
+    if adapter is None:
+        adapter = _ADAPTERS[cls] = TypeAdapter(cls)
+    return adapter
+
+
+class Message:
+    """What every message class is besides a dataclass: its conversion to and from its JSON shape."""
+
+    __slots__ = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """This message as its JSON shape (values as JSON has them: a tuple is a list)."""
+        data: dict[str, Any] = _adapter(type(self)).dump_python(self, mode="json")
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        """The message ``data`` (a ``to_dict`` shape) describes; a ValueError (pydantic's
+        ValidationError) names what does not fit."""
+        message: Self = _adapter(cls).validate_python(data)
+        return message
 
 
 @dataclass(frozen=True, slots=True)
-class Transcript:
+class Transcript(Message):
     """What was said (or typed), as text."""
 
     text: str
@@ -31,37 +62,17 @@ class Transcript:
     source: str = "console"
     timings_ms: dict[str, float] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return _to_dict(self) | {"timings_ms": dict(self.timings_ms)}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Self:
-        return cls(
-            text=data["text"],
-            language=data.get("language", "en"),
-            confidence=float(data.get("confidence", 1.0)),
-            source=data.get("source", "console"),
-            timings_ms=dict(data.get("timings_ms", {})),
-        )
-
 
 @dataclass(frozen=True, slots=True)
-class Command:
+class Command(Message):
     """A fully resolved tool call the local path can run without the model."""
 
     tool: str
     args: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"tool": self.tool, "args": dict(self.args)}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Self:
-        return cls(tool=data["tool"], args=dict(data.get("args", {})))
-
 
 @dataclass(frozen=True, slots=True)
-class Intent:
+class Intent(Message):
     """The classifier's verdict: which kind of request, how sure, and a local command if resolved."""
 
     kind: IntentKind
@@ -82,47 +93,18 @@ class Intent:
             if kind not in INTENT_KINDS:
                 raise ValueError(f"unknown intent kind {kind!r}; expected one of {', '.join(INTENT_KINDS)}")
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "confidence": self.confidence,
-            "command": self.command.to_dict() if self.command else None,
-            "also": list(self.also),
-            "question": self.question,
-            "choices": [c.to_dict() for c in self.choices],
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Self:
-        command = data.get("command")
-        return cls(
-            kind=data["kind"],
-            confidence=float(data["confidence"]),
-            command=Command.from_dict(command) if command else None,
-            also=tuple(data.get("also") or ()),
-            question=str(data.get("question") or ""),
-            choices=tuple(Command.from_dict(c) for c in data.get("choices") or ()),
-        )
-
 
 @dataclass(frozen=True, slots=True)
-class ToolCall:
+class ToolCall(Message):
     """A request to run one tool; ``id`` ties it to the model's tool call when there is one."""
 
     name: str
     args: dict[str, Any] = field(default_factory=dict)
     id: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "args": dict(self.args), "id": self.id}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Self:
-        return cls(name=data["name"], args=dict(data.get("args", {})), id=data.get("id", ""))
-
 
 @dataclass(frozen=True, slots=True)
-class ToolResult:
+class ToolResult(Message):
     """The outcome of one tool call. ``content`` is always a string; failures start with ``Error:``."""
 
     tool: str
@@ -136,29 +118,13 @@ class ToolResult:
     #: (``intent.grounding``): the question to ask them instead ("Which light do you mean: ...?").
     question: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
-        return _to_dict(self) | {"args": dict(self.args)}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Self:
-        return cls(
-            tool=data["tool"],
-            args=dict(data.get("args", {})),
-            ok=bool(data["ok"]),
-            content=data["content"],
-            elapsed_ms=float(data["elapsed_ms"]),
-            call_id=data.get("call_id", ""),
-            caller=data.get("caller", ""),
-            question=data.get("question", ""),
-        )
-
     def action(self) -> dict[str, Any]:
         """The public shape of an action in ``ask --json`` and the control API."""
         return {"tool": self.tool, "args": dict(self.args), "ok": self.ok, "result": self.content}
 
 
 @dataclass(frozen=True, slots=True)
-class Reply:
+class Reply(Message):
     """What the assistant answers to one request, with what it did and how long each stage took."""
 
     text: str
@@ -181,37 +147,6 @@ class Reply:
     @property
     def local(self) -> bool:
         return self.path == "local"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "text": self.text,
-            "request": self.request,
-            "intent": self.intent.to_dict(),
-            "path": self.path,
-            "actions": [a.to_dict() for a in self.actions],
-            "recoveries": list(self.recoveries),
-            "error": self.error,
-            "error_kind": self.error_kind,
-            "request_id": self.request_id,
-            "timings_ms": dict(self.timings_ms),
-            "rounds": self.rounds,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Self:
-        return cls(
-            text=data["text"],
-            request=data["request"],
-            intent=Intent.from_dict(data["intent"]),
-            path=data["path"],
-            actions=tuple(ToolResult.from_dict(a) for a in data.get("actions", [])),
-            recoveries=tuple(data.get("recoveries", [])),
-            error=data.get("error"),
-            error_kind=data.get("error_kind"),
-            request_id=data.get("request_id", ""),
-            timings_ms=dict(data.get("timings_ms", {})),
-            rounds=int(data.get("rounds", 0)),
-        )
 
     def to_public(self) -> dict[str, Any]:
         """The JSON of ``homeassist ask --json`` and ``POST /ask``."""

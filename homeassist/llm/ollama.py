@@ -37,7 +37,7 @@ from homeassist.errors import (
 )
 from homeassist.llm import transport
 from homeassist.llm.chat import DIRECT_ANSWER, I_DONT_KNOW, NO_ANSWER, ChatClient
-from homeassist.llm.profiles import ModelProfile, profile_for
+from homeassist.llm.profiles import ModelProfile, overrides_of, profile_for
 from homeassist.llm.tool_format import to_ollama_tools
 from homeassist.tools.executor import ToolExecutor
 
@@ -84,7 +84,7 @@ class OllamaClient(ChatClient):
             max_tool_rounds=max_tool_rounds,
         )
         self.settings = settings
-        self._overrides = {name: o.model_dump(exclude_none=True) for name, o in (models or {}).items()}
+        self._overrides = overrides_of(models)
         #: From the model's name until ``detect`` has asked the server about it.
         self.profile = profile_for(settings.model, overrides=self._overrides)
         self._detected = False
@@ -154,14 +154,7 @@ class OllamaClient(ChatClient):
                 model,
                 self.profile.context_length,
             )
-        _LOGGER.info(
-            "Model %s: profile %s (tools %s, at most %d, %s prompts)",
-            model,
-            self.profile.name,
-            "yes" if self.profile.tools else "no",
-            self.profile.max_tools,
-            self.profile.prompt_style,
-        )
+        _LOGGER.info("Model %s: %s", model, self.profile.summary())
         return self.profile
 
     async def probe(self, timeout_s: float) -> None:

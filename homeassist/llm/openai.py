@@ -50,7 +50,7 @@ from homeassist.llm.openai_server import (
     one_token_request,
     unreachable_error,
 )
-from homeassist.llm.profiles import ModelProfile, profile_for
+from homeassist.llm.profiles import ModelProfile, overrides_of, profile_for
 from homeassist.tools.executor import ToolExecutor
 
 _LOGGER = logging.getLogger(__name__)
@@ -86,8 +86,7 @@ class OpenAIClient(ChatClient):
         )
         self.settings = settings
         self._temperature = ollama.temperature
-        overrides = {name: o.model_dump(exclude_none=True) for name, o in (models or {}).items()}
-        self.profile = profile_for(settings.model, overrides=overrides)
+        self.profile = profile_for(settings.model, overrides=overrides_of(models))
         self._detected = False
         self._http = httpx2.AsyncClient(
             timeout=httpx2.Timeout(ollama.timeout_s, connect=min(CONNECT_TIMEOUT_S, ollama.timeout_s)),
@@ -139,14 +138,7 @@ class OpenAIClient(ChatClient):
         missing = missing_model(self.settings, listed)
         if missing is not None:
             _LOGGER.warning("Model %s: %s; %s", self.settings.model, *missing)
-        _LOGGER.info(
-            "Model %s: profile %s (tools %s, at most %d, %s prompts)",
-            self.settings.model,
-            self.profile.name,
-            "yes" if self.profile.tools else "no",
-            self.profile.max_tools,
-            self.profile.prompt_style,
-        )
+        _LOGGER.info("Model %s: %s", self.settings.model, self.profile.summary())
         return self.profile
 
     async def probe(self, timeout_s: float) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from homeassist import toolspec
+from homeassist.config.settings import ModelOverride
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -48,6 +49,11 @@ class ModelProfile:
     prompt_style: PromptStyle = "standard"
     hint: str = ""
     context_length: int | None = None
+
+    def summary(self) -> str:
+        """The profile in words, for the log: ``profile qwen3 (tools yes, at most 8, hermes prompts)``."""
+        tools = "yes" if self.tools else "no"
+        return f"profile {self.name} (tools {tools}, at most {self.max_tools}, {self.prompt_style} prompts)"
 
     def prompt_hints(self) -> str:
         """The extra system-prompt text for this profile (style hint, then its own hint)."""
@@ -105,6 +111,11 @@ BUILTIN: dict[str, ModelProfile] = {
         ModelProfile("kimi-k2", max_tools=16, parallel_calls=True, multi_turn="good", prompt_style="agentic"),
     )
 }
+
+
+def overrides_of(models: Mapping[str, ModelOverride] | None) -> dict[str, dict[str, Any]]:
+    """``[models.*]`` as :func:`profile_for` takes them: each override's set keys, by name."""
+    return {name: o.model_dump(exclude_none=True) for name, o in (models or {}).items()}
 
 
 def profile_for(

@@ -24,21 +24,21 @@ A damaged job file is set aside (``store``), one ERROR line names it and what wa
 starts with an empty file, and ``on_store_lost`` hears which timers were lost (or that they could not be
 read). A scheduler that cannot start says why to every timer request (``SchedulerUnavailableError``).
 
-The scheduler imports no tools: the daemon hands it ``on_fire`` (what a fired job does) and ``on_lost``
-(how a missed, interrupted or failed job is reported). Times are aware; durations are real seconds (a
+This module is the scheduler's life and its jobs (start, stop, add, list, cancel); the ``timers``
+table and a damaged file are ``store``'s, and what happens when a job's time comes (run, wait for a
+part with backoff, fail) is ``firing``'s. The scheduler imports no tools: the daemon hands it
+``on_fire`` (what a fired job does) and ``on_lost`` (how a missed, interrupted or failed job is
+reported). Times are aware; durations are real seconds (a
 one-hour timer across a DST change rings an hour later).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import logging
-import time
 import uuid
-from collections.abc import Awaitable, Callable
-from dataclasses import replace
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
@@ -47,7 +47,8 @@ from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.schedulers.base import STATE_STOPPED
 
-from homeassist.errors import HomeassistError
+from homeassist.scheduler import firing
+from homeassist.scheduler.firing import FireHandler, LostHandler, NotReadyError, StoreLostHandler
 from homeassist.scheduler.store import (
     KINDS,
     Job,
@@ -79,11 +80,6 @@ _LOGGER = logging.getLogger(__name__)
 FILE_NAME = "jobs.sqlite3"
 #: The module-level function APScheduler stores by reference; it reaches the running Scheduler.
 JOB_FUNCTION = "homeassist.scheduler.service:run_job"
-#: Waits between tries of a job whose part is not up (the last one repeats), each cut short when the
-#: part says it is up, and none past the job's grace.
-RETRY_S = (1.0, 2.0, 5.0, 10.0, 30.0)
-#: However soon a part says it is up, tries are at least this far apart (a part that flaps).
-MIN_RETRY_S = 0.5
 _active: Scheduler | None = None
 
 
@@ -97,30 +93,6 @@ class _AsyncIOScheduler(AsyncIOScheduler):  # type: ignore[misc]  # APScheduler 
             return None
         result: float | None = super()._process_jobs()
         return result
-
-
-class NotReadyError(SchedulerError):
-    """``on_fire``: a part the job needs is not up yet (Z-Wave still connecting), so nothing was done.
-
-    ``ready(timeout_s)``, when given, returns once the part is up (or after ``timeout_s``): the next try
-    comes then. ``spoken`` is the reason a person hears if the job's grace runs out first."""
-
-    spoken = "a part it needs was not available"
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        spoken: str | None = None,
-        ready: Callable[[float], Awaitable[object]] | None = None,
-    ) -> None:
-        super().__init__(message, spoken=spoken)
-        self.ready = ready
-
-
-FireHandler = Callable[[Job], Awaitable[str]]
-LostHandler = Callable[[Job, str], Awaitable[None]]
-StoreLostHandler = Callable[[StoreLoss], Awaitable[None]]
 
 
 class Scheduler:
@@ -338,70 +310,14 @@ class Scheduler:
     # --- firing -------------------------------------------------------------------------------------
 
     async def fire(self, job_id: str) -> None:
-        rows = await asyncio.to_thread(self.store.rows, ("scheduled",), job_id)
-        if not rows:
-            _LOGGER.warning("Job %s fired but is not pending (cancelled or already run); skipped", job_id)
-            return
-        job = rows[0]
-        late = -job.left_s()
-        if late > self.misfire_grace_s:
-            if not await asyncio.to_thread(
-                self.store.move, job.id, "scheduled", "missed", f"{late:.0f} s late"
-            ):
-                return  # cancelled meanwhile
-            _LOGGER.warning(
-                "Missed %s %s: due %.0f s ago, beyond [scheduler] misfire_grace_s = %g",
-                job.kind,
-                job.id,
-                late,
-                self.misfire_grace_s,
-            )
-            await self.on_lost(job, "missed")
-            return
-        # Marked before anything is done (at most once), unless it was cancelled meanwhile.
-        if not await asyncio.to_thread(self.store.move, job.id, "scheduled", "firing"):
-            _LOGGER.warning("Job %s fired but is not pending (cancelled or already run); skipped", job_id)
-            return
-        _LOGGER.info("Firing %s %s%s", job.kind, job.id, f" ({late:.0f} s late)" if late > 2 else "")
-        deadline = job.due + timedelta(seconds=self.misfire_grace_s)
-        tries = 0
-        while True:
-            try:
-                outcome = await self.on_fire(job)
-            except NotReadyError as err:
-                left = (deadline - datetime.now(UTC)).total_seconds()
-                if left <= 0:
-                    grace = self.misfire_grace_s
-                    why = f"{err} (still, {grace:g} s after its time: [scheduler] misfire_grace_s)"
-                    await self._failed(job, why, err.spoken)
-                    return
-                delay = min(RETRY_S[min(tries, len(RETRY_S) - 1)], left)
-                log = _LOGGER.warning if tries == 0 else _LOGGER.debug
-                log("%s %s cannot run yet: %s; trying again for up to %.0f s", job.kind, job.id, err, left)
-                tries += 1
-                await asyncio.to_thread(self.store.set, job.id, "waiting", str(err))
-                await _wait_for_part(err, delay)
-                if not await asyncio.to_thread(self.store.move, job.id, "waiting", "firing"):
-                    _LOGGER.info("%s %s was cancelled while it waited", job.kind, job.id)
-                    return
-                continue
-            except HomeassistError as err:
-                await self._failed(job, str(err), err.spoken)
-                return
-            except Exception as err:
-                _LOGGER.exception("Job %s failed unexpectedly", job.id)
-                await self._failed(job, f"{type(err).__name__}: {err}", "something went wrong")
-                return
-            await asyncio.to_thread(self.store.set, job.id, "done", outcome)
-            if tries:
-                _LOGGER.info("%s %s done at try %d", job.kind, job.id, tries + 1)
-            return
-
-    async def _failed(self, job: Job, why: str, spoken: str) -> None:
-        """Mark a job failed, log why, and report it (``job.outcome``: the reason a person hears)."""
-        _LOGGER.warning("Job %s (%s) failed: %s", job.id, job.kind, why)
-        await asyncio.to_thread(self.store.set, job.id, "failed", why)
-        await self.on_lost(replace(job, status="failed", outcome=spoken), "failed")
+        """Run the job ``job_id`` now (APScheduler's trigger, through :func:`run_job`); see ``firing``."""
+        await firing.fire(
+            self.store,
+            job_id,
+            misfire_grace_s=self.misfire_grace_s,
+            on_fire=self.on_fire,
+            on_lost=self.on_lost,
+        )
 
     # --- the timers table (blocking: small, local) --------------------------------------------------
 
@@ -415,19 +331,6 @@ class Scheduler:
         if self._aps is None:
             raise SchedulerUnavailableError(f"Timers are unavailable right now: {self.problem}.")
         return self._aps
-
-
-async def _wait_for_part(err: NotReadyError, delay_s: float) -> None:
-    """Until the part ``err`` names says it is up, or ``delay_s``; never less than MIN_RETRY_S."""
-    started = time.monotonic()
-    if err.ready is not None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(err.ready(delay_s), delay_s + 1)
-    else:
-        await asyncio.sleep(delay_s)
-    rest = min(MIN_RETRY_S, delay_s) - (time.monotonic() - started)
-    if rest > 0:
-        await asyncio.sleep(rest)
 
 
 async def run_job(job_id: str) -> None:
