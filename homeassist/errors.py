@@ -6,6 +6,8 @@ the short thing a person hears; the message (``str(err)``) is the detail that go
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 
 class HomeassistError(Exception):
     """Base of every error homeassist raises on purpose."""
@@ -126,6 +128,53 @@ class AudioError(HomeassistError):
     """The microphone or the speaker cannot be used; the message says which and what to do."""
 
     spoken = "I can't use the microphone right now."
+
+
+class DaemonNotRunningError(HomeassistError):
+    """No daemon answers at the control API's address."""
+
+
+class LogSourceError(HomeassistError):
+    """A source could not be read: the statistics, or journalctl failed. The message says which."""
+
+
+class RouterModelError(HomeassistError):
+    """The shipped routing model is missing or damaged (reinstall homeassist)."""
+
+
+class SchedulerError(HomeassistError):
+    """A timer request that cannot be done (no such timer, a time in the past, not running)."""
+
+    spoken = "I couldn't do that with the timers."
+
+
+class SchedulerUnavailableError(SchedulerError):
+    """The scheduler is not running in this daemon (starting, stopped, or its job file unusable)."""
+
+    spoken = "Timers aren't available right now."
+
+
+class StoreDamagedError(SchedulerError):
+    """The job file is damaged (not a database, malformed): set it aside, start a new one."""
+
+
+class NotReadyError(SchedulerError):
+    """``on_fire``: a part the job needs is not up yet (Z-Wave still connecting), so nothing was done.
+
+    ``ready(timeout_s)``, when given, returns once the part is up (or after ``timeout_s``): the next try
+    comes then. ``spoken`` is the reason a person hears if the job's grace runs out first."""
+
+    spoken = "a part it needs was not available"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        spoken: str | None = None,
+        ready: Callable[[float], Awaitable[object]] | None = None,
+    ) -> None:
+        super().__init__(message, spoken=spoken)
+        self.ready = ready
 
 
 def kinds_of(base: type[BaseException]) -> frozenset[str]:

@@ -10,15 +10,11 @@ import httpx
 
 from homeassist.api.token import read_token, token_path
 from homeassist.config.settings import Settings
-from homeassist.errors import HomeassistError
+from homeassist.errors import DaemonNotRunningError, HomeassistError
 
 _LOGGER = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT_S = 1.0
-
-
-class DaemonNotRunningError(HomeassistError):
-    """No daemon answers at the control API's address."""
 
 
 def api_base(settings: Settings) -> str:

@@ -32,7 +32,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from homeassist.errors import HomeassistError
+from homeassist.errors import RouterModelError
 from homeassist.messages import IntentKind
 
 #: Hash buckets: large enough that collisions between the few tens of thousands of features that
@@ -41,10 +41,6 @@ N_BUCKETS = 1 << 18
 MODEL_PATH = Path(__file__).with_name("data") / "router.bin"
 _WORD = re.compile(r"[a-z0-9%°']+")
 _NUMBER = re.compile(r"^\d+(?:\.\d+)?%?$")
-
-
-class RouterModelError(HomeassistError):
-    """The shipped routing model is missing or damaged (reinstall homeassist)."""
 
 
 def tokens(norm: str) -> list[str]:

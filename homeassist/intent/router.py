@@ -23,6 +23,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from homeassist import errors
 from homeassist.intent import cue_patterns as patterns
 from homeassist.intent import learned
 from homeassist.intent import world_cues as world
@@ -180,7 +181,7 @@ def _probabilities(
             return None
         try:
             model = learned.shipped()
-        except learned.RouterModelError as err:
+        except errors.RouterModelError as err:
             _model_failed = True
             _LOGGER.error("Routing by the hand-written cues only: %s", err)
             return None

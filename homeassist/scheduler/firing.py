@@ -21,8 +21,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from homeassist.errors import HomeassistError
-from homeassist.scheduler.store import Job, SchedulerError, StoreLoss, TimerStore
+from homeassist.errors import HomeassistError, NotReadyError
+from homeassist.scheduler.store import Job, StoreLoss, TimerStore
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -31,25 +31,6 @@ _LOGGER = logging.getLogger(__name__)
 RETRY_S = (1.0, 2.0, 5.0, 10.0, 30.0)
 #: However soon a part says it is up, tries are at least this far apart (a part that flaps).
 MIN_RETRY_S = 0.5
-
-
-class NotReadyError(SchedulerError):
-    """``on_fire``: a part the job needs is not up yet (Z-Wave still connecting), so nothing was done.
-
-    ``ready(timeout_s)``, when given, returns once the part is up (or after ``timeout_s``): the next try
-    comes then. ``spoken`` is the reason a person hears if the job's grace runs out first."""
-
-    spoken = "a part it needs was not available"
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        spoken: str | None = None,
-        ready: Callable[[float], Awaitable[object]] | None = None,
-    ) -> None:
-        super().__init__(message, spoken=spoken)
-        self.ready = ready
 
 
 FireHandler = Callable[[Job], Awaitable[str]]

@@ -47,15 +47,13 @@ from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.schedulers.base import STATE_STOPPED
 
+from homeassist.errors import NotReadyError, SchedulerError, SchedulerUnavailableError, StoreDamagedError
 from homeassist.scheduler import firing
-from homeassist.scheduler.firing import FireHandler, LostHandler, NotReadyError, StoreLostHandler
+from homeassist.scheduler.firing import FireHandler, LostHandler, StoreLostHandler
 from homeassist.scheduler.store import (
     KINDS,
     Job,
     Kind,
-    SchedulerError,
-    SchedulerUnavailableError,
-    StoreDamagedError,
     StoreLoss,
     TimerStore,
     salvage,

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from homeassist.errors import HomeassistError
+from homeassist.errors import SchedulerUnavailableError, StoreDamagedError
 
 Kind = Literal["timer", "alarm", "reminder", "device"]
 KINDS: tuple[Kind, ...] = ("timer", "alarm", "reminder", "device")
@@ -49,22 +49,6 @@ CREATE TABLE IF NOT EXISTS timers (
 #: Columns added since the first ``timers`` table, and their types: a file without one gains it when
 #: opened (``ALTER TABLE``), its rows keep everything and read the column as NULL.
 _ADDED = {"room": "TEXT"}
-
-
-class SchedulerError(HomeassistError):
-    """A timer request that cannot be done (no such timer, a time in the past, not running)."""
-
-    spoken = "I couldn't do that with the timers."
-
-
-class SchedulerUnavailableError(SchedulerError):
-    """The scheduler is not running in this daemon (starting, stopped, or its job file unusable)."""
-
-    spoken = "Timers aren't available right now."
-
-
-class StoreDamagedError(SchedulerError):
-    """The job file is damaged (not a database, malformed): set it aside, start a new one."""
 
 
 @dataclass(frozen=True)

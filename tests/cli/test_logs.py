@@ -28,7 +28,6 @@ from homeassist.cli.logs import run_logs
 from homeassist.cli.logs.entries import (
     ComponentChange,
     Entry,
-    LogSourceError,
     OtherLine,
     RequestRow,
     parse_journal,
@@ -40,6 +39,7 @@ from homeassist.cli.logs.requests import RequestLog
 from homeassist.cli.logs.sources import FileLog, journal_command
 from homeassist.cli.logs.table import format_header, format_row
 from homeassist.daemon.supervisor import Component
+from homeassist.errors import LogSourceError
 from homeassist.messages import Intent, Reply, ToolResult
 from homeassist.stats import Stats
 from tests.conftest import LogToFile, wait_until

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from homeassist import errors
 from homeassist.intent import learned
 from homeassist.messages import INTENT_KINDS
 from tests.conftest import REPO
@@ -48,12 +49,12 @@ def test_damaged_model_is_refused_with_the_file_named(tmp_path: Path) -> None:
     blob[-10] ^= 0x55
     damaged = tmp_path / "router.bin"
     damaged.write_bytes(bytes(blob))
-    with pytest.raises(learned.RouterModelError, match=r"router\.bin: damaged"):
+    with pytest.raises(errors.RouterModelError, match=r"router\.bin: damaged"):
         learned.load(damaged)
-    with pytest.raises(learned.RouterModelError, match="No such file"):
+    with pytest.raises(errors.RouterModelError, match="No such file"):
         learned.load(tmp_path / "missing.bin")
     (tmp_path / "header.bin").write_bytes(b"not json\n")
-    with pytest.raises(learned.RouterModelError, match="unreadable header"):
+    with pytest.raises(errors.RouterModelError, match="unreadable header"):
         learned.load(tmp_path / "header.bin")
 
 

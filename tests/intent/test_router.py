@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from homeassist.errors import RouterModelError
 from homeassist.intent import learned, router
 from homeassist.intent.classifier import IntentClassifier, normalize_text
 from homeassist.messages import INTENT_KINDS, Command, Intent
@@ -247,7 +248,7 @@ def test_without_a_readable_model_the_cues_alone_route_and_say_so_once(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     def damaged() -> learned.LinearModel:
-        raise learned.RouterModelError(DAMAGED)
+        raise RouterModelError(DAMAGED)
 
     monkeypatch.setattr(learned, "_load_shipped", damaged)
     monkeypatch.setattr(router, "_model_failed", False)

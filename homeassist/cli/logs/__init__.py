@@ -24,12 +24,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
-from homeassist.cli.logs.entries import Entry, LogSourceError, parse_since
+from homeassist.cli.logs.entries import Entry, parse_since
 from homeassist.cli.logs.requests import RequestLog
 from homeassist.cli.logs.sources import LogSource, open_log
 from homeassist.cli.logs.table import format_header, format_row
 from homeassist.config.loader import LoadedConfig, state_dir
 from homeassist.config.settings import Settings
+from homeassist.errors import LogSourceError
 from homeassist.logs import AUTO, AUTO_FILE
 from homeassist.stats import FILE_NAME as STATS_FILE
 

@@ -12,16 +12,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from homeassist.errors import HomeassistError
-
 SUPERVISOR_LOGGER = "homeassist.supervisor"
 LEVELS = {"DEBUG": 10, "INFO": 20, "WARNING": 30, "ERROR": 40, "CRITICAL": 50}
 # journald's PRIORITY (syslog severity) for lines that are not ours (systemd's own, a raw traceback).
 _PRIORITY_LEVEL = ("CRITICAL", "CRITICAL", "CRITICAL", "ERROR", "WARNING", "INFO", "INFO", "DEBUG")
-
-
-class LogSourceError(HomeassistError):
-    """A source could not be read: the statistics, or journalctl failed. The message says which."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from homeassist.cli.logs.entries import LogSourceError, RequestRow
+from homeassist.cli.logs.entries import RequestRow
+from homeassist.errors import LogSourceError
 
 _COLUMNS = "rowid, at, id, kind, path, tools, recoveries, error, total_ms"
 #: Columns a database written by an older daemon may lack (homeassist/stats.py adds them on open).

@@ -22,7 +22,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from homeassist.cli.logs.entries import LogEntry, LogSourceError, local, parse_journal, parse_line, shown
+from homeassist.cli.logs.entries import LogEntry, local, parse_journal, parse_line, shown
+from homeassist.errors import LogSourceError
 
 
 class LogSource(Protocol):
