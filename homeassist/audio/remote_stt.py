@@ -18,7 +18,7 @@ connection on a LAN costs about a millisecond. Overlapping calls use separate co
 Bounds: connecting takes at most ``connect_timeout_s`` (``CONNECT_TIMEOUT_S``); the whole exchange
 (connect, audio out, transcript back) at most ``[stt] time_limit_s``; closing ``CLOSE_S``. A service
 that cannot be reached, is too slow, answers an ``error`` or speaks something other than Wyoming makes
-``transcribe`` raise a :class:`RemoteSttError` (a :class:`~homeassist.errors.HomeassistError`): its
+``transcribe`` raise a :class:`RemoteSttError` (an :class:`~homeassist.errors.AudioError`): its
 ``spoken`` is one short sentence for the person, its message names the uri and the fix for the log.
 The voice loop says the sentence and goes on listening; nothing stops the daemon. Each call tries the
 service afresh, so it is used again as soon as it is back.
@@ -75,7 +75,7 @@ from wyoming.info import Describe, Info
 from homeassist.audio.stt import _FILLER as SILENCE_WORDS  # the local model's list: one place
 from homeassist.audio.stt import SAMPLE_RATE, Home, bias_text, home_phrases
 from homeassist.config.speech import SttSettings
-from homeassist.errors import HomeassistError
+from homeassist.errors import AudioError
 from homeassist.messages import Transcript
 
 _LOGGER = logging.getLogger(__name__)
@@ -92,7 +92,7 @@ CHUNK_SAMPLES = 1024
 WIDTH, CHANNELS = 2, 1
 
 
-class RemoteSttError(HomeassistError):
+class RemoteSttError(AudioError):
     """The Wyoming asr service at ``[stt] uri`` gave no transcript; the message names it and the fix."""
 
     spoken = "I can't reach the speech recognizer."
