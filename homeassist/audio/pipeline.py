@@ -20,10 +20,10 @@ is alive), ``processed`` what reached the wake word and the endpointer (the loop
 drops are counted by why. A speaker stuck past its bound (see ``Speaker.problem``) no longer mutes
 capture: a hung player must not leave the assistant deaf.
 
-A satellite's loop (see ``homeassist.daemon.satellites``) is told of each step through ``on_event``
-(``wake``, ``speech-started``, ``speech-stopped``, ``nothing-heard``, ``transcript``, ``stand-down``), which
-it passes on to the satellite; it shares the daemon's transcriber, which its ``aclose`` leaves open
-(``close_transcriber``).
+The loop's hooks (:class:`~homeassist.audio.steps.VoiceHooks`) are given when it is made. A
+satellite's loop (see ``homeassist.daemon.satellites``) is told of each step through ``on_event`` (a
+:class:`~homeassist.audio.steps.VoiceEvent`), which it passes on to the satellite; it shares the
+daemon's transcriber, which its ``aclose`` leaves open (``close_transcriber``).
 
 One utterance, one answer: with ``claim_wake`` (the daemon's :class:`~homeassist.audio.arbiter.Arbiter`),
 each wake word claims the utterance and the frames after it are its level; when another listener heard
@@ -53,6 +53,7 @@ from homeassist.audio.arbiter import LOOKBACK_S, Claim
 from homeassist.audio.capture import FRAME_SECONDS, AudioFrame, AudioSource
 from homeassist.audio.endpoint import Endpointer, Event, NothingHeard, SpeechStarted, Utterance
 from homeassist.audio.speaker import Speaker
+from homeassist.audio.steps import VoiceEvent, VoiceHooks, VoiceStep
 from homeassist.audio.stt import SpeechTranscriber
 from homeassist.audio.wake import WakeWords, strip_wake_phrase
 from homeassist.errors import HomeassistError
@@ -74,6 +75,7 @@ SPECULATE_AFTER_S = 0.2
 EARLY_TRANSCRIBE_S = 0.06
 #: How many handled commands ``VoiceLoop.heard`` keeps (the oldest go first).
 HEARD_KEPT = 50
+NO_HOOKS = VoiceHooks()
 
 #: An utterance waiting to be transcribed: its audio, when its speech ended, a transcript already being
 #: made of it, and its claim (answered only if the claim wins).
@@ -105,6 +107,7 @@ class VoiceLoop:
         keep_text: bool = True,
         act_after_s: float = 0.0,
         close_transcriber: bool = True,
+        hooks: VoiceHooks = NO_HOOKS,
     ) -> None:
         self.source = source
         self.wake = wake
@@ -112,6 +115,8 @@ class VoiceLoop:
         self.transcriber = transcriber
         self.speaker = speaker
         self.handle = handle
+        #: What the loop calls out to (the gate, acting at a pause, "stop", its steps, its claims).
+        self.hooks = hooks
         #: Whether ``heard`` keeps the commands (their transcripts); the daemon: ``[privacy]
         #: store_transcripts``.
         self.keep_text = keep_text
@@ -135,9 +140,6 @@ class VoiceLoop:
         #: After a pause this long, a ``complete`` transcript of the speech before it acts (0: off).
         self.act_after_s = act_after_s
         self._ready: tuple[int, asyncio.Task[Transcript]] | None = None  # a transcript waiting for it
-        #: Whether a transcript made in a pause is a finished command that may act before the trailing
-        #: silence (the daemon: the Assistant's ``acts_at_pause``). None: always wait for the silence.
-        self.complete: Callable[[Transcript], bool] | None = None
         #: Utterances that ended at a pause because their transcript was complete.
         self.early_acts = 0
         # The endpointer and wake word run in a worker thread (_detect); ending an utterance from the
@@ -145,19 +147,7 @@ class VoiceLoop:
         self._detecting = threading.Lock()
         #: Muted (``homeassist mute``): frames are read and dropped, nothing is heard.
         self.paused = False
-        #: Called when "stop" is heard (the daemon dismisses a ringing timer).
-        self.on_stop: Callable[[], Awaitable[None]] | None = None
-        #: Before a transcript is answered: a Reply refuses it (too unsure to act on), None lets it
-        #: through (the daemon: the Assistant's ``refuse_unheard`` with ``[stt]`` thresholds).
-        self.gate: Callable[[Transcript], Reply | None] | None = None
-        #: Told of each step: ("wake", the word), ("speech-started", ""), ("speech-stopped", ""),
-        #: ("nothing-heard", ""), ("transcript", the text, "" when nothing was understood).
-        self.on_event: Callable[[str, str], None] | None = None
         self._close_transcriber = close_transcriber
-        #: Makes this loop's claim on an utterance when its wake word fires (the wake word's score, or
-        #: None), decided with every other listener's (:class:`~homeassist.audio.arbiter.Arbiter`); None:
-        #: this loop always answers.
-        self.claim_wake: Callable[[float | None], Claim] | None = None
         self._claim: Claim | None = None
         #: The last frames heard (the wake word's audio, when it fires): a new claim hears them too.
         self._recent: deque[AudioFrame] = deque(maxlen=round(LOOKBACK_S / FRAME_SECONDS))
@@ -193,6 +183,31 @@ class VoiceLoop:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._work
 
+    # Kept for scripts/bench, which sets these on a loop it made; new code passes ``hooks``.
+    @property
+    def gate(self) -> Callable[[Transcript], Reply | None] | None:
+        return self.hooks.gate
+
+    @gate.setter
+    def gate(self, gate: Callable[[Transcript], Reply | None] | None) -> None:
+        self.hooks = dataclasses.replace(self.hooks, gate=gate)
+
+    @property
+    def complete(self) -> Callable[[Transcript], bool] | None:
+        return self.hooks.complete
+
+    @complete.setter
+    def complete(self, complete: Callable[[Transcript], bool] | None) -> None:
+        self.hooks = dataclasses.replace(self.hooks, complete=complete)
+
+    @property
+    def claim_wake(self) -> Callable[[float | None], Claim] | None:
+        return self.hooks.claim_wake
+
+    @claim_wake.setter
+    def claim_wake(self, claim_wake: Callable[[float | None], Claim] | None) -> None:
+        self.hooks = dataclasses.replace(self.hooks, claim_wake=claim_wake)
+
     @property
     def listening(self) -> bool:
         """Whether a command is being heard (after the wake word, or always without one)."""
@@ -211,10 +226,11 @@ class VoiceLoop:
             task.cancel()
         await self.speaker.stop()
 
-    def _tell(self, step: str, detail: str = "") -> None:
-        if self.on_event is not None:
+    def _tell(self, step: VoiceStep, detail: str = "") -> None:
+        on_event = self.hooks.on_event
+        if on_event is not None:
             try:
-                self.on_event(step, detail)
+                on_event(VoiceEvent(step, detail))
             except Exception:
                 _LOGGER.exception("Could not pass on the voice step %s", step)
 
@@ -262,7 +278,8 @@ class VoiceLoop:
 
     @property
     def _speculate_after_s(self) -> float:
-        return EARLY_TRANSCRIBE_S if self.act_after_s > 0 and self.complete is not None else SPECULATE_AFTER_S
+        acts = self.act_after_s > 0 and self.hooks.complete is not None
+        return EARLY_TRANSCRIBE_S if acts else SPECULATE_AFTER_S
 
     def _speculate(self, end: int, audio: npt.NDArray[np.int16]) -> None:
         """Transcribe what was said so far in the background (the transcriber's worker)."""
@@ -272,12 +289,12 @@ class VoiceLoop:
             self._speculation[1].cancel()  # the speech went on: that transcript is stale
         task = asyncio.get_running_loop().create_task(self.transcriber.transcribe(audio))
         self._speculation = (end, task)
-        if self.act_after_s > 0 and self.complete is not None:
+        if self.act_after_s > 0 and self.hooks.complete is not None:
             task.add_done_callback(lambda done: self._speculated(end, done))
 
     def _speculated(self, end: int, task: asyncio.Task[Transcript]) -> None:
         """A transcript of the speech up to a pause is ready: it may act (see ``_act_at_pause``)."""
-        if task.cancelled() or task.exception() is not None or self.complete is None:
+        if task.cancelled() or task.exception() is not None or self.hooks.complete is None:
             return
         if self._speculation is None or self._speculation[1] is not task:
             return
@@ -288,10 +305,10 @@ class VoiceLoop:
         """When a transcript of the speech up to a pause is ready, the speaker is still in that pause
         and has been for ``act_after_s``, and ``complete`` finds it a finished command: the utterance
         ends now and the command is answered. Called when the transcript is ready and after each frame."""
-        if self._ready is None or self.complete is None:
+        complete = self.hooks.complete
+        if self._ready is None or complete is None:
             return
         end, task = self._ready
-        complete = self.complete
         with self._detecting:
             endpointer = self.endpointer
             if not (
@@ -318,7 +335,7 @@ class VoiceLoop:
             self._speculation = None
             self.early_acts += 1
             self._queue.put_nowait((utterance.audio, utterance.speech_end_at, task, self._claim))
-            self._tell("speech-stopped")
+            self._tell(VoiceStep.SPEECH_STOPPED)
             self._done_listening()
 
     def _act(self, word: str | None, event: Event | None) -> None:
@@ -328,13 +345,13 @@ class VoiceLoop:
             self.endpointer.start(look_back=True)  # a late firing must not cut the command's first word
             self._claim_utterance(word)
             asyncio.get_running_loop().create_task(self.speaker.beep())
-            self._tell("wake", word)
+            self._tell(VoiceStep.WAKE, word)
             return
         if not self._listening:
             return
         if isinstance(event, SpeechStarted):
             _LOGGER.debug("Speech started")
-            self._tell("speech-started")
+            self._tell(VoiceStep.SPEECH_STARTED)
         elif isinstance(event, Utterance):
             early: asyncio.Task[Transcript] | None = None
             if self._speculation is not None and self._speculation[0] == self._last_end:
@@ -344,10 +361,10 @@ class VoiceLoop:
                 self._speculation[1].cancel()
             self._speculation = None
             self._queue.put_nowait((event.audio, event.speech_end_at, early, self._claim))
-            self._tell("speech-stopped")
+            self._tell(VoiceStep.SPEECH_STOPPED)
             self._done_listening()
         elif isinstance(event, NothingHeard):
-            self._tell("nothing-heard")
+            self._tell(VoiceStep.NOTHING_HEARD)
             if self.wake.enabled:  # always listening: silence is the normal state, not a question
                 _LOGGER.info("Nothing heard after the wake word")
                 asyncio.get_running_loop().create_task(self.speaker.say(NOTHING_HEARD))
@@ -356,11 +373,12 @@ class VoiceLoop:
     def _claim_utterance(self, word: str) -> None:
         """The wake word fired: claim the utterance, and stand down if another listener wins it."""
         self._claim = None
-        if self.claim_wake is None or not self.wake.enabled:
+        claim_wake = self.hooks.claim_wake
+        if claim_wake is None or not self.wake.enabled:
             return
         scores = getattr(self.wake, "scores", None)
         score = scores.get(word) if isinstance(scores, dict) else None
-        claim = self._claim = self.claim_wake(score if isinstance(score, float) else None)
+        claim = self._claim = claim_wake(score if isinstance(score, float) else None)
         for frame in self._recent:  # the wake word itself (a satellite's own wake word: its first frame)
             claim.hear(frame)
         claim.on_decided = lambda won: None if won else self._stand_down(claim)
@@ -372,7 +390,7 @@ class VoiceLoop:
         self.stood_down += 1
         _LOGGER.info("Standing down: another listener heard it better")
         self._stop_listening()
-        self._tell("stand-down")
+        self._tell(VoiceStep.STAND_DOWN)
 
     def cancel_listening(self) -> bool:
         """The listener gave the utterance up (a device's stop button): stop listening, say nothing.
@@ -430,12 +448,12 @@ class VoiceLoop:
             transcript = await early if early is not None else await self.transcriber.transcribe(audio)
         except HomeassistError as err:  # a speech service gone (``[stt] uri``): said, and logged
             _LOGGER.warning("Could not transcribe an utterance: %s", err)
-            self._tell("transcript", "")
+            self._tell(VoiceStep.TRANSCRIPT)
             if err.spoken:
                 await self.speaker.say(err.spoken)
             return
         except BaseException:
-            self._tell("transcript", "")
+            self._tell(VoiceStep.TRANSCRIPT)
             raise
         transcript = self._without_wake_phrase(transcript)
         heard = Heard(transcript, speech_end_at, time.monotonic())
@@ -443,7 +461,7 @@ class VoiceLoop:
         if self.keep_text:
             self.heard.append(heard)
         _LOGGER.debug("Heard %r (%s)", transcript.text, transcript.timings_ms)
-        self._tell("transcript", transcript.text)
+        self._tell(VoiceStep.TRANSCRIPT, transcript.text)
         if not transcript.text:
             if self.wake.enabled:
                 await self.speaker.say(NOT_UNDERSTOOD)
@@ -451,8 +469,8 @@ class VoiceLoop:
         if says_stop(transcript.text):
             heard.events.append("stopped")
             await self.interrupt()
-            if self.on_stop is not None:
-                await self.on_stop()
+            if self.hooks.on_stop is not None:
+                await self.hooks.on_stop()
             return
         previous = self._answers[-1] if self._answers else None
         task = asyncio.create_task(self._answer(heard, previous), name="voice-reply")
@@ -477,7 +495,8 @@ class VoiceLoop:
             await self.speaker.say(sentence)
 
         try:
-            refused = self.gate(heard.transcript) if self.gate is not None else None
+            gate = self.hooks.gate
+            refused = gate(heard.transcript) if gate is not None else None
             if refused is not None:  # heard too unsurely: nothing runs, nothing is searched
                 heard.reply = refused
                 await speak(refused.text)

@@ -62,7 +62,7 @@ from homeassist.daemon.runtime import Runtime, build_runtime
 from homeassist.daemon.satellite_parts import SOURCE_PREFIX, Satellite
 from homeassist.daemon.satellites import SatelliteParts, SharedWake, run_satellite
 from homeassist.daemon.supervisor import Component, Supervisor
-from homeassist.daemon.voice import hook_up, watch
+from homeassist.daemon.voice import assistant_hooks, bias_speech, watch
 from homeassist.daemon.wyoming import serve_wyoming
 from homeassist.errors import HomeassistError, QueueFullError
 from homeassist.esphome.media import MediaListener
@@ -436,21 +436,21 @@ class Daemon:
         async def handle(text: str, speak: Callable[[str], Awaitable[None]]) -> Reply:
             return await self.queue.ask(text, "voice", speak, wait_for_slot=True)
 
+        hooks = assistant_hooks(
+            self.runtime.assistant,
+            self.settings.stt,
+            room=lambda: self.settings.assistant.room or None,
+            arbiter=self.arbiter,
+            on_stop=self.announcer.dismiss,
+        )
         voice = await build_voice(
-            self.settings, state_dir(self.settings), handle, self.transcriber, self._wake.detector
+            self.settings, state_dir(self.settings), handle, self.transcriber, self._wake.detector, hooks
         )
         if voice is None:
             component.set("stopped", "off: [audio] input = 'none'")
             return
         voice.paused = self.muted
-        voice.on_stop = self.announcer.dismiss
-        hook_up(
-            voice,
-            self.runtime.assistant,
-            self.settings.stt,
-            room=lambda: self.settings.assistant.room or None,
-            arbiter=self.arbiter,
-        )
+        bias_speech(voice.transcriber, self.runtime.assistant)
         self.voice = voice
         await watch(voice, component, muted=lambda: self.muted, forget=self._forget_voice)
 

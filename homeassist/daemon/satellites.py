@@ -42,6 +42,7 @@ from dataclasses import dataclass
 
 from homeassist.assistant.core import Assistant
 from homeassist.audio.arbiter import Arbiter
+from homeassist.audio.link import SatelliteOutput
 from homeassist.audio.pipeline import VoiceLoop
 from homeassist.audio.stt import SpeechTranscriber
 from homeassist.audio.voice import build_endpointer, build_speaker, build_wake, voice_loop
@@ -49,10 +50,10 @@ from homeassist.audio.wake import WakeWordDetector
 from homeassist.config.settings import Settings
 from homeassist.daemon.monitors import MONITOR_S
 from homeassist.daemon.requests import RequestQueue
-from homeassist.daemon.satellite_parts import SOURCE_PREFIX, SatelliteEvents, SatelliteWake
+from homeassist.daemon.satellite_parts import SOURCE_PREFIX, SatelliteControl, SatelliteSteps, SatelliteWake
 from homeassist.daemon.satellite_parts import Satellite as Satellite  # where the benches import it
 from homeassist.daemon.supervisor import Component
-from homeassist.daemon.voice import hook_up
+from homeassist.daemon.voice import assistant_hooks, bias_speech
 from homeassist.errors import HomeassistError
 from homeassist.esphome.link import EsphomeLink
 from homeassist.esphome.media import MediaListener, source_address
@@ -120,6 +121,7 @@ async def run_satellite(
     settings = parts.settings
     conf = settings.satellites[name]
     link: SatelliteLink | EsphomeLink
+    output: SatelliteOutput  # where its replies and its steps go
     esphome: EsphomeRun | None = None
     if conf.esphome:
         if parts.media is None:
@@ -128,11 +130,10 @@ async def run_satellite(
         media = await parts.media()
         # The address the device reaches this server from (a name is resolved: off the event loop).
         host = "" if media.public_host else await asyncio.to_thread(source_address, link.host)
-        esphome = EsphomeRun(link, media, host)
-        speaker = build_speaker(settings, output=esphome)
+        output = esphome = EsphomeRun(link, media, host)
     else:
-        link = SatelliteLink(conf.uri, name, conf.room)
-        speaker = build_speaker(settings, output=link)
+        output = link = SatelliteLink(conf.uri, name, conf.room)
+    speaker = build_speaker(settings, output=output)
     source = SOURCE_PREFIX + name  # its requests' source: logs, metrics, follow-ups
     satellite: Satellite | None = None
     loop: VoiceLoop | None = None
@@ -171,6 +172,17 @@ async def run_satellite(
             esphome.finish(run, reply.text)
             return reply
 
+        steps = SatelliteSteps(name, parts.metrics, wake, output)
+        hooks = assistant_hooks(
+            parts.assistant,
+            settings.stt,
+            source=source,
+            room=room,
+            arbiter=parts.arbiter,
+            on_stop=parts.on_stop,
+            on_event=steps.tell,
+        )
+        bias_speech(transcriber, parts.assistant)
         loop = voice_loop(
             settings,
             link,
@@ -180,16 +192,14 @@ async def run_satellite(
             speaker=speaker,
             handle=handle,
             close_transcriber=False,
+            hooks=hooks,
         )
-        hook_up(loop, parts.assistant, settings.stt, source=source, room=room, arbiter=parts.arbiter)
-        loop.on_stop = parts.on_stop
         loop.paused = parts.muted()
         satellite = Satellite(name, conf, link, loop, wake, esphome)
-        events = SatelliteEvents(satellite, parts.metrics, esphome)
-        loop.on_event = events.step
-        link.on_pipeline = events.pipeline
+        control = SatelliteControl(satellite, parts.metrics)
+        link.on_pipeline = control.pipeline
         if isinstance(link, EsphomeLink):
-            link.on_run_end = events.run_end
+            link.on_run_end = control.run_end
         running[name] = satellite
         link.start()
         await _watch(satellite, component, parts.metrics, parts.on_connected)

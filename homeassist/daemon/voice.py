@@ -1,9 +1,10 @@
 """The daemon's voice component: a VoiceLoop hooked to the Assistant, and watched while it runs.
 
-``hook_up`` gives the loop the Assistant's confidence gate (a spoken request heard too unsurely is
-answered "Sorry, I didn't catch that."), its test for a command complete enough to act on at the first
-pause, the home whose names bias speech recognition, and the daemon's one arbiter (when several
-listeners wake on one utterance, only the one that heard it best answers). ``watch`` runs the loop as a
+``assistant_hooks`` are the hooks a loop is made with: the Assistant's confidence gate (a spoken
+request heard too unsurely is answered "Sorry, I didn't catch that."), its test for a command complete
+enough to act on at the first pause, and the daemon's one arbiter (when several listeners wake on one
+utterance, only the one that heard it best answers); ``bias_speech`` gives the transcriber the home
+whose names bias speech recognition. ``watch`` runs the loop as a
 supervised component's work: frames arriving say the microphone lives, and they are heard only while
 the speaker is not stuck (a hung player would otherwise mute capture behind a "ready"); the end of the
 loop's source is an error, so the supervisor starts the component again.
@@ -13,13 +14,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 from homeassist.assistant.core import Assistant
-from homeassist.audio.arbiter import Arbiter
+from homeassist.audio.arbiter import Arbiter, Claim
 from homeassist.audio.pipeline import VoiceLoop
+from homeassist.audio.steps import VoiceEvent, VoiceHooks
+from homeassist.audio.stt import SpeechTranscriber
 from homeassist.config.speech import SttSettings
 from homeassist.daemon.monitors import MONITOR_S
 from homeassist.daemon.supervisor import Component
@@ -30,18 +35,19 @@ from homeassist.messages import Reply, Transcript
 AUDIO_SILENT_S = 5.0
 
 
-def hook_up(
-    voice: VoiceLoop,
+def assistant_hooks(
     assistant: Assistant,
     stt: SttSettings,
     *,
     source: str = "voice",
     room: Callable[[], str | None] = lambda: None,
     arbiter: Arbiter | None = None,
-) -> None:
-    """The Assistant's gate, its acting at a pause (for requests from ``source`` in ``room()``, as the
-    request queue will answer them) and its home's names, on ``voice``; with ``arbiter``, its wake word
-    claims the utterance with every other listener's (one utterance, one answer)."""
+    on_stop: Callable[[], Awaitable[None]] | None = None,
+    on_event: Callable[[VoiceEvent], None] | None = None,
+) -> VoiceHooks:
+    """A loop's hooks: the Assistant's gate and its acting at a pause (for requests from ``source`` in
+    ``room()``, as the request queue will answer them); with ``arbiter``, its wake word claims the
+    utterance with every other listener's (one utterance, one answer)."""
 
     def refuse_unheard(transcript: Transcript) -> Reply | None:
         return assistant.refuse_unheard(
@@ -60,16 +66,48 @@ def hook_up(
             room=room(),
         )
 
+    claim_wake = None
+    if arbiter is not None:
+        claim_wake = partial(_claim, arbiter, source, room)
+    return VoiceHooks(
+        gate=refuse_unheard, complete=acts_at_pause, on_stop=on_stop, on_event=on_event, claim_wake=claim_wake
+    )
+
+
+def _claim(arbiter: Arbiter, source: str, room: Callable[[], str | None], score: float | None) -> Claim:
+    return arbiter.claim(source, room(), wake_score=score)
+
+
+def bias_speech(transcriber: SpeechTranscriber, assistant: Assistant) -> None:
+    """The Assistant's home, whose names bias speech recognition, on ``transcriber``."""
+
     def home_for_speech() -> dict[str, Any] | None:
         devices = assistant.devices
         home = devices.home() if devices is not None else None
         return dict(home) if home else None
 
-    if arbiter is not None:
-        voice.claim_wake = lambda score: arbiter.claim(source, room(), wake_score=score)
-    voice.gate = refuse_unheard
-    voice.complete = acts_at_pause
-    voice.transcriber.home = home_for_speech
+    transcriber.home = home_for_speech
+
+
+def hook_up(
+    voice: VoiceLoop,
+    assistant: Assistant,
+    stt: SttSettings,
+    *,
+    source: str = "voice",
+    room: Callable[[], str | None] = lambda: None,
+    arbiter: Arbiter | None = None,
+) -> None:
+    """:func:`assistant_hooks` on a loop already made, and :func:`bias_speech` on its transcriber: kept
+    for scripts/bench; the daemon gives the hooks when it makes a loop."""
+    hooks = assistant_hooks(assistant, stt, source=source, room=room, arbiter=arbiter)
+    voice.hooks = dataclasses.replace(
+        voice.hooks,
+        gate=hooks.gate,
+        complete=hooks.complete,
+        claim_wake=hooks.claim_wake or voice.hooks.claim_wake,
+    )
+    bias_speech(voice.transcriber, assistant)
 
 
 async def watch(
