@@ -28,13 +28,13 @@ from homeassist.audio.capture import (
 )
 from homeassist.audio.endpoint import Endpointer, NothingHeard, Utterance
 from homeassist.audio.pipeline import NO_HOOKS, VoiceLoop
+from homeassist.audio.responding import Handle
 from homeassist.audio.speaker import Output, Speaker, output_device
 from homeassist.audio.steps import VoiceHooks
 from homeassist.audio.stt import BackgroundTranscriber, SpeechTranscriber
 from homeassist.audio.wake import WakeWordDetector, WakeWords, wake_phrase
 from homeassist.config.settings import Settings
 from homeassist.errors import AudioError
-from homeassist.messages import Reply
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -44,8 +44,6 @@ NO_WAKE_WORD = "No wake word heard."
 #: How far back from the wake word's firing the endpointer looks for the speech onset: "hey jarvis" at
 #: 130 words a minute takes about 1 s and the detector fires 0.1-0.4 s after it (scripts/bench/wake).
 WAKE_LOOKBACK_MS = 1500
-
-Handle = Callable[[str, Callable[[str], Awaitable[None]]], Awaitable[Reply]]
 
 
 def build_speaker(settings: Settings, output: Output | None = None) -> Speaker:
