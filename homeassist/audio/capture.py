@@ -32,7 +32,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from homeassist.errors import HomeassistError
+from homeassist.errors import AudioError
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -43,13 +43,13 @@ FRAME_SECONDS = FRAME_SAMPLES / SAMPLE_RATE
 Samples = npt.NDArray[np.int16]
 
 
-class AudioDeviceError(HomeassistError):
+class AudioDeviceError(AudioError):
     """No usable audio input: PortAudio is missing, the device is unknown, or the stream failed."""
 
     spoken = "I can't use the microphone."
 
 
-class AudioFormatError(HomeassistError):
+class AudioFormatError(AudioError):
     """A file is not a WAV file this reader understands (the message says what it found)."""
 
     spoken = "I can't read that audio file."

@@ -46,7 +46,7 @@ import numpy as np
 import numpy.typing as npt
 
 from homeassist.audio.capture import SAMPLE_RATE, AudioFrame
-from homeassist.errors import HomeassistError
+from homeassist.errors import AudioError
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ _PHRASE_GAP = 5 * 512
 _PHRASE_MIN = round(0.45 * SAMPLE_RATE)
 
 
-class VadError(HomeassistError):
+class VadError(AudioError):
     """The voice-activity model could not be found or loaded."""
 
     spoken = "My speech detector is not available."

@@ -22,14 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from homeassist.config.loader import LoadedConfig
-from homeassist.errors import ConfigError, HomeassistError
+from homeassist.errors import AudioError, ConfigError
 
 _LOGGER = logging.getLogger(__name__)
 
 CHUNK = 1 << 20
 
 
-class SttModelError(HomeassistError):
+class SttModelError(AudioError):
     """The speech-to-text model is missing, damaged, or does not fit the language."""
 
     spoken = "My speech recognition model is not available."

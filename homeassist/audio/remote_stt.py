@@ -1,55 +1,52 @@
 """RemoteTranscriber: speech to text on another machine, a Wyoming ``asr`` service at ``[stt] uri``.
 
 A drop-in for :class:`~homeassist.audio.stt.BackgroundTranscriber` (both are a
-:class:`~homeassist.audio.stt.SpeechTranscriber`): the voice loop, the satellites and the Wyoming
-``asr`` service hand it 16 kHz mono int16 utterances and get a :class:`~homeassist.messages.Transcript`.
-No speech model is loaded in this process. Typically the service is ``wyoming-faster-whisper`` on a
-machine with a GPU (``tcp://gpu-box:10300``); homeassist's own ``[wyoming]`` service on another home
-server works too.
+:class:`~homeassist.audio.stt.SpeechTranscriber`): the voice loop, the satellites and the Wyoming ``asr``
+service hand it 16 kHz mono int16 utterances and get a :class:`~homeassist.messages.Transcript`. No speech
+model is loaded in this process. Typically the service is ``wyoming-faster-whisper`` on a machine with a GPU
+(``tcp://gpu-box:10300``); homeassist's own ``[wyoming]`` service on another home server works too.
 
 Per utterance, one connection (``wyoming.client.AsyncTcpClient``): ``transcribe`` (with ``[assistant]
-language``), ``audio-start``, ``audio-chunk``s of ``CHUNK_SAMPLES``, ``audio-stop``; then events are
-read until ``transcript`` (or ``error``). One connection an utterance, not a kept one:
-wyoming-faster-whisper 3.8.1 ends the connection after each ``audio-stop``, so a kept one would have
-to be reopened anyway; the voice loop cancels a transcription begun at a pause when the speech goes
-on, and a cancelled exchange must leave nothing half-read on a stream the next one shares; and a
-connection on a LAN costs about a millisecond. Overlapping calls use separate connections.
+language``), ``audio-start``, ``audio-chunk``s of ``CHUNK_SAMPLES``, ``audio-stop``; then events are read
+until ``transcript`` (or ``error``). One connection an utterance, not a kept one: wyoming-faster-whisper 3.8.1
+ends the connection after each ``audio-stop``, so a kept one would have to be reopened anyway; the voice loop
+cancels a transcription begun at a pause when the speech goes on, and a cancelled exchange must leave nothing
+half-read on a stream the next one shares; and a connection on a LAN costs about a millisecond. Overlapping
+calls use separate connections.
 
-Bounds: connecting takes at most ``connect_timeout_s`` (``CONNECT_TIMEOUT_S``); the whole exchange
-(connect, audio out, transcript back) at most ``[stt] time_limit_s``; closing ``CLOSE_S``. A service
-that cannot be reached, is too slow, answers an ``error`` or speaks something other than Wyoming makes
-``transcribe`` raise a :class:`RemoteSttError` (a :class:`~homeassist.errors.HomeassistError`): its
-``spoken`` is one short sentence for the person, its message names the uri and the fix for the log.
-The voice loop says the sentence and goes on listening; nothing stops the daemon. Each call tries the
-service afresh, so it is used again as soon as it is back.
+Bounds: connecting takes at most ``connect_timeout_s`` (``CONNECT_TIMEOUT_S``); the whole exchange (connect,
+audio out, transcript back) at most ``[stt] time_limit_s``; closing ``CLOSE_S``. A service that cannot be
+reached, is too slow, answers an ``error`` or speaks something other than Wyoming makes ``transcribe`` raise a
+:class:`RemoteSttError` (an :class:`~homeassist.errors.AudioError`): its ``spoken`` is one short sentence for
+the person, its message names the uri and the fix for the log. The voice loop says the sentence and goes on
+listening; nothing stops the daemon. Each call tries the service afresh, so it is used again as soon as it is
+back.
 
-``load()`` checks reachability once (``describe`` -> ``info`` with an ``asr`` program) and never raises:
-a service that is down at start is logged as a WARNING with the fix, and speech is tried on it per
-utterance. ``loaded`` is True from construction: there is no model here to load, so audio may always be
-handed over (the Wyoming ``asr`` service of this daemon then relays to the remote one instead of loading
-a faster-whisper model of its own). Whether the service answered last is ``reachable`` and
-``last_error``.
+``load()`` checks reachability once (``describe`` -> ``info`` with an ``asr`` program) and never raises: a
+service that is down at start is logged as a WARNING with the fix, and speech is tried on it per utterance.
+``loaded`` is True from construction: there is no model here to load, so audio may always be handed over (the
+Wyoming ``asr`` service of this daemon then relays to the remote one instead of loading a faster-whisper model
+of its own). Whether the service answered last is ``reachable`` and ``last_error``.
 
-Confidence: a Wyoming ``transcript`` carries none, and beam scores never leave the service. The voice
-loop's gate (``Assistant.refuse_unheard``) and acting at a pause (``Assistant.acts_at_pause``) read
-``Transcript.confidence``, and the local model lowers it for exactly the mis-hearings that matter (an
-unsure beam, "turn off" close behind "turn on"). A remote transcript could be any of those, so it is
-given ``[stt] min_confidence``: enough to answer a question, tell the time or set a timer (the gate
-for what is not a device command), never more. With the default ``min_command_confidence`` (0.6, above
-``min_confidence``'s 0.5) a device command heard through the service is answered "Sorry, I didn't catch
-that." and never acts, on the local path or at a pause: an unknown confidence never lets a device act
-on a mis-hearing more easily than the local model would. An owner who trusts the service (a larger
-model on a GPU mis-hears less) turns device commands on by setting ``[stt] min_command_confidence`` to
-``min_confidence`` or below; ``load`` logs this once.
+Confidence: a Wyoming ``transcript`` carries none, and beam scores never leave the service. The gate
+(``Assistant.refuse_unheard``) and acting at a pause (``Assistant.acts_at_pause``) read
+``Transcript.confidence``, which the local model lowers for exactly the mis-hearings that matter (an unsure
+beam, "turn off" close behind "turn on"). A remote transcript could be any of those, so it gets ``[stt]
+min_confidence``: enough to answer a question, tell the time or set a timer, never more. With the default
+``min_command_confidence`` (0.6, above ``min_confidence``'s 0.5) a device command heard through the service is
+answered "Sorry, I didn't catch that." and never acts, on the local path or at a pause: an unknown confidence
+never lets a device act on a mis-hearing more easily than the local model would. An owner who trusts the
+service (a larger model on a GPU mis-hears less) sets ``[stt] min_command_confidence`` to ``min_confidence``
+or below; ``load`` logs this once.
 
-Biasing: the protocol's ``transcribe`` has ``language`` (sent) and ``name`` (a model of the service's;
-not sent: ``[stt] model`` names the model this machine would load, not one the service has, and
-wyoming-faster-whisper 3.8.1 ignores the field). It has no prompt: ``context`` means "context from
-previous interactions" and wyoming-faster-whisper ignores it too, so the wake phrase and the home's
-names cannot be sent per utterance. The service takes them at its start (wyoming-faster-whisper:
-``--initial-prompt``); the prompt homeassist would use is logged at INFO when the home changes, to copy
-there. The service's own beam size, model and filters apply; the text it returns is stripped, and one
-of only silence words ("you", "thank you") becomes empty, as the local model's would.
+Biasing: the protocol's ``transcribe`` has ``language`` (sent) and ``name`` (a model of the service's; not
+sent: ``[stt] model`` names the model this machine would load, not one the service has, and
+wyoming-faster-whisper 3.8.1 ignores the field). It has no prompt: ``context`` means "context from previous
+interactions" and wyoming-faster-whisper ignores it too, so the wake phrase and the home's names cannot be
+sent per utterance. The service takes them at its start (wyoming-faster-whisper: ``--initial-prompt``); the
+prompt homeassist would use is logged at INFO when the home changes, to copy there. The service's own beam
+size, model and filters apply; the text it returns is stripped, and one of only silence words ("you", "thank
+you") becomes empty, as the local model's would.
 """
 
 from __future__ import annotations
@@ -58,7 +55,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -72,10 +69,10 @@ from wyoming.error import Error
 from wyoming.event import Event
 from wyoming.info import Describe, Info
 
-from homeassist.audio.stt import _FILLER as SILENCE_WORDS  # the local model's list: one place
-from homeassist.audio.stt import SAMPLE_RATE, Home, bias_text, home_phrases
+from homeassist.audio.bias import Home, bias_text, home_phrases
+from homeassist.audio.stt import SAMPLE_RATE, without_filler
 from homeassist.config.speech import SttSettings
-from homeassist.errors import HomeassistError
+from homeassist.errors import AudioError
 from homeassist.messages import Transcript
 
 _LOGGER = logging.getLogger(__name__)
@@ -92,7 +89,7 @@ CHUNK_SAMPLES = 1024
 WIDTH, CHANNELS = 2, 1
 
 
-class RemoteSttError(HomeassistError):
+class RemoteSttError(AudioError):
     """The Wyoming asr service at ``[stt] uri`` gave no transcript; the message names it and the fix."""
 
     spoken = "I can't reach the speech recognizer."
@@ -207,9 +204,26 @@ class RemoteTranscriber:
                 self.language,
             )
 
+    @contextlib.contextmanager
+    def _failures(self, timed_out: str) -> Iterator[None]:
+        """Every way an exchange fails, as one RemoteSttError (``timed_out``: the timeout's message),
+        recorded (``_failed``: ``reachable``, ``last_error``)."""
+        try:
+            yield
+        except TimeoutError as err:
+            raise self._failed(RemoteSttTimeout(timed_out)) from err
+        except RemoteSttError as err:
+            raise self._failed(err) from err
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
+            raise self._failed(self._broken(err)) from err
+
     async def check(self) -> Reached:
         """``describe`` -> ``info``, bounded; RemoteSttError when the service is not a reachable asr."""
-        try:
+        timed_out = (
+            f"the Wyoming asr service at [stt] uri = {self.uri!r} did not answer describe within "
+            f"{DESCRIBE_TIMEOUT_S:g} s; check that it is a Wyoming service and not stuck (its log)"
+        )
+        with self._failures(timed_out):
             async with asyncio.timeout(self.connect_timeout_s + DESCRIBE_TIMEOUT_S):
                 client = await self._connect()
                 try:
@@ -218,17 +232,6 @@ class RemoteTranscriber:
                     info = Info.from_event(event)
                 finally:
                     await _close(client)
-        except TimeoutError as err:
-            raise self._failed(
-                RemoteSttTimeout(
-                    f"the Wyoming asr service at [stt] uri = {self.uri!r} did not answer describe within "
-                    f"{DESCRIBE_TIMEOUT_S:g} s; check that it is a Wyoming service and not stuck (its log)"
-                )
-            ) from err
-        except RemoteSttError as err:
-            raise self._failed(err) from err
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
-            raise self._failed(self._broken(err)) from err
         programs = tuple(p.name for p in info.asr if p.installed) or tuple(p.name for p in info.asr)
         if not programs:
             raise self._failed(
@@ -247,7 +250,12 @@ class RemoteTranscriber:
         self._suggest_prompt()
         start = time.perf_counter()
         connected = start
-        try:
+        timed_out = (
+            f"the Wyoming asr service at [stt] uri = {self.uri!r} sent no transcript within [stt] "
+            f"time_limit_s = {self.settings.time_limit_s:g} s; it may be overloaded or stuck "
+            "(check its log), or raise [stt] time_limit_s"
+        )
+        with self._failures(timed_out):
             async with asyncio.timeout(self.settings.time_limit_s):
                 client = await self._connect()
                 connected = time.perf_counter()
@@ -259,28 +267,12 @@ class RemoteTranscriber:
                     heard = WyomingTranscript.from_event(event)
                 finally:
                     await _close(client)
-        except TimeoutError as err:
-            raise self._failed(
-                RemoteSttTimeout(
-                    f"the Wyoming asr service at [stt] uri = {self.uri!r} sent no transcript within [stt] "
-                    f"time_limit_s = {self.settings.time_limit_s:g} s; it may be overloaded or stuck "
-                    "(check its log), or raise [stt] time_limit_s"
-                )
-            ) from err
-        except RemoteSttError as err:
-            raise self._failed(err) from err
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
-            raise self._failed(self._broken(err)) from err
         if not isinstance(heard.text, str):
             raise self._failed(
                 self._broken(TypeError(f"its transcript's text is {type(heard.text).__name__}"))
             )
         self._succeeded()
-        text = " ".join(heard.text.split())
-        if SILENCE_WORDS.match(text):
-            if text:
-                _LOGGER.debug("Dropped a filler-only transcript: %r", text)
-            text = ""
+        text = without_filler(" ".join(heard.text.split()))  # the local model's list: one place
         elapsed = (time.perf_counter() - start) * 1000
         duration = len(audio) / SAMPLE_RATE
         return Transcript(
@@ -310,16 +302,13 @@ class RemoteTranscriber:
         try:
             async with asyncio.timeout(self.connect_timeout_s):
                 await client.connect()
-        except TimeoutError as err:
-            raise RemoteSttUnreachable(
-                f"no connection to the Wyoming asr service at [stt] uri = {self.uri!r} within "
-                f"{self.connect_timeout_s:g} s; {self._fix()}"
-            ) from err
-        except OSError as err:
-            raise RemoteSttUnreachable(
-                f"cannot connect to the Wyoming asr service at [stt] uri = {self.uri!r} "
-                f"({err.strerror or err}); {self._fix()}"
-            ) from err
+        except OSError as err:  # a TimeoutError too
+            service = f"the Wyoming asr service at [stt] uri = {self.uri!r}"
+            if isinstance(err, TimeoutError):
+                why = f"no connection to {service} within {self.connect_timeout_s:g} s"
+            else:
+                why = f"cannot connect to {service} ({err.strerror or err})"
+            raise RemoteSttUnreachable(f"{why}; {self._fix()}") from err
         return client
 
     async def _send(self, client: AsyncTcpClient, audio: npt.NDArray[np.int16]) -> None:

@@ -41,7 +41,7 @@ from typing import Protocol
 import numpy as np
 
 from homeassist.config.speech import AudioSettings, TtsSettings
-from homeassist.errors import HomeassistError
+from homeassist.errors import AudioError, HomeassistError
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -87,7 +87,7 @@ class Output(Protocol):
         ...
 
 
-class SpeakerError(HomeassistError):
+class SpeakerError(AudioError):
     """Speech could not be synthesized or played."""
 
     spoken = ""

@@ -27,13 +27,14 @@ from homeassist.audio.capture import (
     to_frames,
 )
 from homeassist.audio.endpoint import Endpointer, NothingHeard, Utterance
-from homeassist.audio.pipeline import VoiceLoop
+from homeassist.audio.pipeline import NO_HOOKS, VoiceLoop
+from homeassist.audio.responding import Handle
 from homeassist.audio.speaker import Output, Speaker, output_device
+from homeassist.audio.steps import VoiceHooks
 from homeassist.audio.stt import BackgroundTranscriber, SpeechTranscriber
 from homeassist.audio.wake import WakeWordDetector, WakeWords, wake_phrase
 from homeassist.config.settings import Settings
 from homeassist.errors import AudioError
-from homeassist.messages import Reply
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -43,8 +44,6 @@ NO_WAKE_WORD = "No wake word heard."
 #: How far back from the wake word's firing the endpointer looks for the speech onset: "hey jarvis" at
 #: 130 words a minute takes about 1 s and the detector fires 0.1-0.4 s after it (scripts/bench/wake).
 WAKE_LOOKBACK_MS = 1500
-
-Handle = Callable[[str, Callable[[str], Awaitable[None]]], Awaitable[Reply]]
 
 
 def build_speaker(settings: Settings, output: Output | None = None) -> Speaker:
@@ -71,6 +70,7 @@ def voice_loop(
     speaker: Speaker,
     handle: Handle,
     close_transcriber: bool = True,
+    hooks: VoiceHooks = NO_HOOKS,
 ) -> VoiceLoop:
     """A VoiceLoop as the settings want it (the microphone's, each satellite's): it keeps what was heard
     only with ``[privacy] store_transcripts`` and acts at a pause after ``[vad] act_after_ms``."""
@@ -84,6 +84,7 @@ def voice_loop(
         keep_text=settings.privacy.store_transcripts,
         act_after_s=settings.vad.act_after_ms / 1000,
         close_transcriber=close_transcriber,
+        hooks=hooks,
     )
 
 
@@ -126,12 +127,13 @@ async def build_voice(
     handle: Handle,
     shared: Callable[[], Awaitable[SpeechTranscriber]] | None = None,
     shared_wake: Callable[[], Awaitable[WakeWordDetector | None]] | None = None,
+    hooks: VoiceHooks = NO_HOOKS,
 ) -> VoiceLoop | None:
     """The daemon's voice loop; None when voice is off (``[audio] input = 'none'``). AudioError when
     there is no microphone (the daemon tries again later). ``shared``: gives the loaded transcriber the
     loop shares (the daemon's, asked for only once a microphone is found; the loop leaves it open);
     None: one of its own, loaded here. ``shared_wake``: a detector over the wake-word models the
-    satellites use too (None, or None from it: a detector of its own)."""
+    satellites use too (None, or None from it: a detector of its own). ``hooks``: the loop's."""
     spec = settings.audio.input
     if spec == "none":
         _LOGGER.info("Voice input is off ([audio] input = 'none'); typed requests only")
@@ -163,6 +165,7 @@ async def build_voice(
         speaker=speaker,
         handle=handle,
         close_transcriber=shared is None,
+        hooks=hooks,
     )
 
 

@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from homeassist.audio.capture import FRAME_SAMPLES, FRAME_SECONDS, AudioFrame
-from homeassist.errors import HomeassistError
+from homeassist.errors import AudioError
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ def strip_wake_phrase(text: str, word: str) -> str:
     return text
 
 
-class WakeWordError(HomeassistError):
+class WakeWordError(AudioError):
     """The wake-word models could not be found or loaded."""
 
     spoken = "My wake word detector is not available."

@@ -16,8 +16,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 
-from homeassist.errors import AmbiguousDeviceError, DeviceNotFoundError, ZWaveUnavailableError
-from homeassist.scheduler.service import Job, NotReadyError, SchedulerError
+from homeassist.errors import (
+    AmbiguousDeviceError,
+    DeviceNotFoundError,
+    HomeassistError,
+    ZWaveUnavailableError,
+)
+from homeassist.scheduler.service import Job, NotReadyError, Scheduler, SchedulerError
 from homeassist.tools.executor import ToolExecutor, guarded
 from homeassist.tools.timers import stored_call
 from homeassist.zwave.home import Home
@@ -53,6 +58,14 @@ async def run_device_action(
             raise SchedulerError(problem, spoken=problem)
         said.append(result.content)
     return " ".join(said)
+
+
+def pending_jobs(scheduler: Scheduler) -> list[Job]:
+    """The jobs waiting to fire; none while the scheduler is not running (yet)."""
+    try:
+        return scheduler.pending()
+    except HomeassistError:
+        return []
 
 
 def _devices(job: Job, named: str, live: Callable[[], Home]) -> Sequence[str]:

@@ -11,19 +11,18 @@ systemd) stops the console, not the daemon.
 
 Signals: SIGTERM or SIGINT stops taking input (the console and Wyoming), lets the request in flight
 finish within ``[assistant] shutdown_timeout_s`` (then abandons it), stops the components in reverse
-order with named timeouts and exits 0. SIGHUP re-reads the configuration (``reload``: what applies at
+order with named timeouts (``STOP_TIMEOUTS_S``), then the parts themselves (``Runtime.aclose``, with
+its own bounds) and exits 0. SIGHUP re-reads the configuration (``reload``: what applies at
 once, what needs a restart).
 
-This module wires the parts together; each concern lives beside it: ``monitors`` and ``voice`` (the
-components' loops), ``health`` (the status line, what a request's outcome says about the parts),
-``jobs`` (a scheduled device action), ``reload`` (SIGHUP), ``satellites`` (one component per Wyoming
-satellite, ``satellite:NAME``), and the scheduler's ``announcer`` (what a fired or lost job says, a timer
-ringing until "stop", in the room it was set from).
-
-One speech model serves every listener: the daemon's transcriber, made and loaded when the first of the
-microphone, a satellite or the Wyoming ``asr`` service needs it, is shared by all of them and released
-when the daemon stops. Requests from the console, the API and the microphone carry ``[assistant] room``;
-a satellite's carry its room.
+This module only puts the parts together; each concern lives beside it: ``monitors`` and ``microphone`` (the
+components' loops; ``microphone`` the voice component's), ``answers`` (a request's answer: its room, a ringing
+timer dismissed), ``listeners`` (the microphone's loop and the satellites: muting, where an announcement for a
+room is heard, whether someone is speaking), ``voice_parts`` (the speech model, wake-word models, arbiter and
+media listener every listener shares), ``health`` (the status line, what a request's outcome says about the
+parts), ``jobs`` (a scheduled device action), ``reload`` (SIGHUP), ``satellites`` (one component per
+satellite, ``satellite:NAME``), ``runtime`` (the parts, and their bounded stop), and the scheduler's
+``announcer`` (what a fired or lost job says, a timer ringing until "stop").
 """
 
 from __future__ import annotations
@@ -35,52 +34,42 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
 from homeassist import __version__
-from homeassist.api.server import ApiHooks, ControlAPI
+from homeassist.api.server import ApiHooks
 from homeassist.api.token import ensure_token, token_path
-from homeassist.audio.arbiter import Arbiter
-from homeassist.audio.pipeline import VoiceLoop
-from homeassist.audio.stt import SpeechTranscriber
-from homeassist.audio.voice import build_transcriber, build_voice
-from homeassist.audio.wake import WakeWordDetector
 from homeassist.config.loader import LoadedConfig, private_file, private_state, state_dir
 from homeassist.config.settings import Settings
 from homeassist.daemon import reload as settings_reload
+from homeassist.daemon.answers import Answers
 from homeassist.daemon.console import run_console
 from homeassist.daemon.device_timers import DeviceTimers
-from homeassist.daemon.health import health, learn_from, status_line
-from homeassist.daemon.jobs import run_device_action, zwave_up_or_retry
-from homeassist.daemon.monitors import WARMED_TIERS, beat_forever, watch_model, watch_zwave
+from homeassist.daemon.health import health, status_line
+from homeassist.daemon.jobs import pending_jobs, run_device_action, zwave_up_or_retry
+from homeassist.daemon.listeners import Listeners
+from homeassist.daemon.microphone import run_microphone
+from homeassist.daemon.monitors import WARMED_TIERS, beat_forever, serve_api, watch_model, watch_zwave
 from homeassist.daemon.notify import Notifier, watchdog
 from homeassist.daemon.requests import RequestQueue
 from homeassist.daemon.runtime import Runtime, build_runtime
-from homeassist.daemon.satellite_parts import SOURCE_PREFIX, Satellite
-from homeassist.daemon.satellites import SatelliteParts, SharedWake, run_satellite
+from homeassist.daemon.satellite_parts import SOURCE_PREFIX
+from homeassist.daemon.satellites import SatelliteParts, run_satellite
 from homeassist.daemon.supervisor import Component, Supervisor
-from homeassist.daemon.voice import hook_up, watch
+from homeassist.daemon.voice_parts import SharedVoice
 from homeassist.daemon.wyoming import serve_wyoming
-from homeassist.errors import HomeassistError, QueueFullError
-from homeassist.esphome.media import MediaListener
-from homeassist.llm.base import SentenceSink
-from homeassist.messages import Intent, Reply
+from homeassist.errors import QueueFullError
+from homeassist.messages import Reply
 from homeassist.metrics import Metrics
-from homeassist.scheduler.announcer import Announcer, Speakers
-from homeassist.scheduler.announcer import Speaker as AnnouncingSpeaker
+from homeassist.scheduler.announcer import Announcer
 from homeassist.scheduler.service import FILE_NAME as SCHEDULER_FILE
 from homeassist.scheduler.service import Job, Scheduler
 from homeassist.tools.clock import resolve_timezone
-from homeassist.vocabulary import dismisses
 from homeassist.web.build import purge_browser_logs
 
 _LOGGER = logging.getLogger(__name__)
-
-#: Sources on this machine: their requests carry ``[assistant] room``.
-LOCAL_SOURCES = frozenset({"console", "voice", "api"})
 
 #: Named bounds for stopping each part.
 STOP_TIMEOUTS_S = {
@@ -93,10 +82,6 @@ STOP_TIMEOUTS_S = {
     "api": 3.0,
     "model": 8.0,  # the embedded llama-server stops with it (terminated, killed after 5 s)
     "zwave": 2.0,
-    "browser": 15.0,
-    "model client": 3.0,
-    "zwave connection": 10.0,
-    "media listener": 3.0,
 }
 
 
@@ -108,14 +93,17 @@ class Daemon:
         self.settings: Settings = loaded.settings
         self.stdin = stdin
         self.stdout = stdout or sys.stdout
-        self.voice: VoiceLoop | None = None
+        #: The microphone's loop and the satellites: muting, announcing in a room, someone speaking.
+        self.listeners = Listeners(lambda: self.settings, lambda s: self.device_timers.rings_itself(s))
         #: The satellites running now, by name.
-        self.satellites: dict[str, Satellite] = {}
+        self.satellites = self.listeners.satellites
+        #: The transcriber, wake-word models, arbiter and media listener every listener shares.
+        self.shared = SharedVoice(lambda: self.settings)
         # What a fired or lost job says, said between requests; the queue is made below.
         self.announcer = Announcer(
             between=lambda timeout_s: self.queue.between(timeout_s),
-            speaker=self._speaker_in,
-            listening=self._someone_speaking,
+            speaker=self.listeners.speaker_in,
+            listening=self.listeners.someone_speaking,
             ring_s=self.settings.scheduler.ring_s,
         )
         self.scheduler = Scheduler(
@@ -127,7 +115,7 @@ class Daemon:
             on_store_lost=self.announcer.store_lost,
         )
         #: Timers set from a room are shown and rung by the ESPHome devices there.
-        self.device_timers = DeviceTimers(self.satellites, self._pending_jobs)
+        self.device_timers = DeviceTimers(self.satellites, partial(pending_jobs, self.scheduler))
         self.scheduler.listeners.append(self.device_timers.changed)
         self.runtime: Runtime = build_runtime(self.settings, self.scheduler)
         self.metrics = Metrics()
@@ -137,6 +125,9 @@ class Daemon:
         self.notifier = Notifier()
         self.supervisor.listeners.append(self._tell_systemd)
         self._watchdog: asyncio.Task[None] | None = None
+        self._answer = Answers(
+            lambda: self.settings, self.runtime, self.announcer, self.metrics, self.supervisor
+        )
         self.queue = RequestQueue(
             self._answer, maxsize=self.settings.api.queue_size, on_depth=self.metrics.set_queue_depth
         )
@@ -144,20 +135,10 @@ class Daemon:
         self.runtime.zwave.connection.add_listener(self.metrics.set_zwave_connected)
         self.phase = "starting"
         self.started_at = time.monotonic()
-        self.muted = False
         self.token = ""
         self._stop = asyncio.Event()
         self._stopped_by = ""
         self._reloads: set[asyncio.Task[list[str]]] = set()
-        self._transcriber: SpeechTranscriber | None = None
-        #: The one wake-word model set the microphone and every satellite share.
-        self._wake = SharedWake(self.settings)
-        #: One utterance, one answer: the microphone's and every satellite's wakes are decided together.
-        self.arbiter = Arbiter()
-        self._transcriber_lock = asyncio.Lock()
-        #: Where ESPHome satellites fetch their replies; started by the first that needs it.
-        self._media: MediaListener | None = None
-        self._media_lock = asyncio.Lock()
 
     # --- running ----------------------------------------------------------------------------------
 
@@ -208,12 +189,12 @@ class Daemon:
                 queue=self.queue,
                 assistant=self.runtime.assistant,
                 metrics=self.metrics,
-                transcriber=self.transcriber,
-                wake=self._wake,
+                transcriber=self.shared.transcriber,
+                wake=self.shared.wake,
                 on_stop=self.announcer.dismiss,
-                muted=lambda: self.muted,
-                media=self.media,
-                arbiter=self.arbiter,
+                muted=lambda: self.listeners.muted,
+                media=self.shared.media,
+                arbiter=self.shared.arbiter,
                 on_connected=self.device_timers.connected,
             )
             for name in settings.satellites:
@@ -250,27 +231,17 @@ class Daemon:
         # No more input: the console, Wyoming and the microphone stop, the API answers 503.
         await self._stop_component("console")
         await self._stop_component("wyoming")
-        if self.voice is not None:
-            self.voice.paused = True
-        for satellite in self.satellites.values():
-            satellite.loop.paused = True
+        self.listeners.stop_listening()
         await self.queue.finish(self.settings.assistant.shutdown_timeout_s)
         await self.announcer.dismiss()
         satellites = [n for n in self.supervisor.components if n.startswith(SOURCE_PREFIX)]
         await asyncio.gather(*(self._stop_component(name) for name in satellites))
         for name in ("voice", "requests", "api", "scheduler", "model", "zwave"):
             await self._stop_component(name)
-        if self._transcriber is not None:
-            await self._transcriber.aclose()
-        if self._media is not None:
-            await self._bounded("media listener", self._media.close())
-        runtime = self.runtime
-        if runtime.web is not None:
-            await self._bounded("browser", runtime.web.mcp.aclose())
-            if not self.settings.privacy.store_transcripts:
-                await asyncio.to_thread(purge_browser_logs, state_dir(self.settings))
-        await self._bounded("model client", runtime.model.aclose())
-        await self._bounded("zwave connection", runtime.zwave.stop())
+        await self.shared.aclose()  # the speech model's worker, the media listener
+        await self.runtime.aclose()  # the browser, the model client, Z-Wave: each bounded there
+        if self.runtime.web is not None and not self.settings.privacy.store_transcripts:
+            await asyncio.to_thread(purge_browser_logs, state_dir(self.settings))
         _LOGGER.info("Stopped in %.1f s", time.monotonic() - started)
         self.notifier.close()
 
@@ -278,37 +249,7 @@ class Daemon:
         if name in self.supervisor.components:
             await self.supervisor.stop(name, STOP_TIMEOUTS_S[name.split(":")[0]])
 
-    async def _bounded(self, name: str, step: Awaitable[None]) -> None:
-        try:
-            await asyncio.wait_for(step, STOP_TIMEOUTS_S[name])
-        except TimeoutError:
-            _LOGGER.warning("Stopping the %s took over %g s; going on", name, STOP_TIMEOUTS_S[name])
-        except Exception:
-            _LOGGER.exception("Stopping the %s failed", name)
-
     # --- requests ---------------------------------------------------------------------------------
-
-    async def _answer(
-        self,
-        text: str,
-        source: str,
-        on_sentence: SentenceSink | None,
-        /,
-        *,
-        allow_actions: bool = True,
-        room: str | None = None,
-    ) -> Reply:
-        if room is None and source in LOCAL_SOURCES:
-            room = self.settings.assistant.room or None
-        if allow_actions and self.announcer.rings and dismisses(text):
-            await self.announcer.dismiss()
-            return Reply(text="Okay.", request=text, intent=Intent("timer", 1.0), path="local")
-        reply = await self.runtime.assistant.handle(
-            text, on_sentence=on_sentence, allow_actions=allow_actions, source=source, room=room
-        )
-        self.metrics.observe_reply(reply, self.runtime.model.model_name)
-        learn_from(reply, self.supervisor, web_search=self.runtime.web is not None)
-        return reply
 
     def submit(self, text: str) -> asyncio.Future[Reply]:
         try:
@@ -340,12 +281,6 @@ class Daemon:
         with self.device_timers.ringing_itself(self.device_timers.finished(job)):
             return await self.announcer.fire(job)
 
-    def _pending_jobs(self) -> list[Job]:
-        try:
-            return self.scheduler.pending()
-        except HomeassistError:  # not running (yet): nothing to show
-            return []
-
     def _zwave_up_or_retry(self) -> None:
         zwave_up_or_retry(self.runtime.zwave)
 
@@ -353,116 +288,36 @@ class Daemon:
         """Tell the person about a job that was missed, interrupted or failed."""
         await self.announcer.lost(job, why)
 
-    def _audible_speaker(self) -> AnnouncingSpeaker | None:
-        """The local speaker, when a person hears it now (an output device, or replies kept as WAV)."""
-        voice = self.voice
-        if voice is None or (voice.speaker.device is None and not voice.speaker.wav_dir):
-            return None
-        return voice.speaker
-
-    def _speaker_in(self, room: str | None) -> AnnouncingSpeaker | None:
-        """Where an announcement for ``room`` is heard: the satellites in it and the local speaker when
-        ``[assistant] room`` is it; for no room, or a room with none of them, every satellite connected
-        and the local speaker (heard somewhere rather than nowhere)."""
-        local = self._audible_speaker()
-        satellites = [s for s in self.satellites.values() if s.link.connected]
-        everywhere: list[AnnouncingSpeaker] = [s.speaker for s in satellites]
-        if local is not None:
-            everywhere.append(local)
-        chosen = everywhere
-        if room:
-            key = room.casefold()
-            chosen = [s.speaker for s in satellites if (s.room or "").casefold() == key]
-            if local is not None and self.settings.assistant.room.casefold() == key:
-                chosen.append(local)
-            chosen = chosen or everywhere
-        # A device ringing a finished timer itself is not rung again.
-        ringing = {id(s.speaker) for s in satellites if self.device_timers.rings_itself(s)}
-        chosen = [speaker for speaker in chosen if id(speaker) not in ringing]
-        if not chosen:
-            return None
-        return chosen[0] if len(chosen) == 1 else Speakers(chosen)
-
-    def _someone_speaking(self) -> bool:
-        """Whether someone speaks to a microphone now (after a wake word): a ringing round waits."""
-        loops = [s.loop for s in self.satellites.values()]
-        if self.voice is not None:
-            loops.append(self.voice)
-        return any(loop.listening for loop in loops)
-
-    async def media(self) -> MediaListener:
-        """The media listener ESPHome satellites fetch replies from (``[esphome] media_host``,
-        ``media_port``), started on first use."""
-        async with self._media_lock:
-            if self._media is None:
-                media = MediaListener(self.settings.esphome.media_host, self.settings.esphome.media_port)
-                await media.start()
-                self._media = media
-            return self._media
-
-    async def transcriber(self) -> SpeechTranscriber:
-        """The daemon's one transcriber (one speech model for every listener: the microphone, the
-        satellites, the Wyoming asr service), made and loaded (off the event loop) on first use."""
-        async with self._transcriber_lock:
-            if self._transcriber is None:
-                self._transcriber = build_transcriber(self.settings, state_dir(self.settings))
-            await self._transcriber.load()
-            return self._transcriber
-
     async def _api(self, component: Component) -> None:
-        settings = self.settings.api
-        api = ControlAPI(
-            ApiHooks(
-                submit=self.submit,
-                health=self.health,
-                metrics=self.metrics.render,
-                mute=self.set_muted,
-                token=lambda: self.token,
-                timers=lambda: [job.to_dict() for job in self.scheduler.pending()],
-                cancel_timer=lambda key: [job.to_dict() for job in self.scheduler.cancel(key)],
-            ),
-            host=settings.host,
-            port=settings.port,
-            request_timeout_s=settings.request_timeout_s,
+        hooks = ApiHooks(
+            submit=self.submit,
+            health=self.health,
+            metrics=self.metrics.render,
+            mute=self.set_muted,
+            token=lambda: self.token,
+            timers=lambda: [job.to_dict() for job in self.scheduler.pending()],
+            cancel_timer=lambda key: [job.to_dict() for job in self.scheduler.cancel(key)],
         )
-        await api.start()
-        component.set("ready", f"http://{settings.host}:{settings.port}")
-        try:
-            await beat_forever(component)
-        finally:
-            await api.stop()
+        await serve_api(component, hooks, self.settings.api)
 
     async def _voice(self, component: Component) -> None:
-        async def handle(text: str, speak: Callable[[str], Awaitable[None]]) -> Reply:
-            return await self.queue.ask(text, "voice", speak, wait_for_slot=True)
-
-        voice = await build_voice(
-            self.settings, state_dir(self.settings), handle, self.transcriber, self._wake.detector
-        )
-        if voice is None:
-            component.set("stopped", "off: [audio] input = 'none'")
-            return
-        voice.paused = self.muted
-        voice.on_stop = self.announcer.dismiss
-        hook_up(
-            voice,
-            self.runtime.assistant,
-            self.settings.stt,
+        await run_microphone(
+            component,
+            self.settings,
+            queue=self.queue,
+            assistant=self.runtime.assistant,
+            shared=self.shared,
+            listeners=self.listeners,
+            on_stop=self.announcer.dismiss,
             room=lambda: self.settings.assistant.room or None,
-            arbiter=self.arbiter,
         )
-        self.voice = voice
-        await watch(voice, component, muted=lambda: self.muted, forget=self._forget_voice)
-
-    def _forget_voice(self) -> None:
-        self.voice = None
 
     async def _wyoming(self, component: Component) -> None:
         await serve_wyoming(
             component,
             self.settings,
             self.queue,
-            self.transcriber,
+            self.shared.transcriber,
             on_request=self.metrics.wyoming_request,
             provider=getattr(self.runtime.model, "provider", None),
         )
@@ -487,14 +342,10 @@ class Daemon:
 
     def health(self) -> tuple[bool, dict[str, Any]]:
         up_s, queue = time.monotonic() - self.started_at, self.queue.depth
-        return health(self.phase, self.supervisor, uptime_s=up_s, muted=self.muted, queue=queue)
+        return health(self.phase, self.supervisor, uptime_s=up_s, muted=self.listeners.muted, queue=queue)
 
     async def set_muted(self, muted: bool) -> dict[str, Any]:
-        self.muted = muted
-        if self.voice is not None:
-            self.voice.paused = muted
-        for satellite in self.satellites.values():
-            satellite.loop.paused = muted
+        self.listeners.mute(muted)
         voice = self.supervisor.components.get("voice")
         if voice is not None and voice.state == "ready":
             voice.set("ready", "muted" if muted else "listening")
@@ -509,16 +360,12 @@ class Daemon:
     async def reload(self) -> list[str]:
         """Re-read the configuration (SIGHUP). Returns the keys that need a restart."""
         self.notifier.send("RELOADING=1", "STATUS=reloading the configuration")
-        voice = self.voice
         reloaded = await settings_reload.reload(
             self.loaded.path,
             self.settings,
             self.token,
             set_aliases=self.runtime.zwave.control.set_aliases,
-            wake=[
-                *([voice.wake] if voice is not None and isinstance(voice.wake, WakeWordDetector) else []),
-                *(satellite.wake for satellite in self.satellites.values()),
-            ],
+            wake=self.listeners.wake_words(),
         )
         if reloaded is not None:
             self.settings, self.token = reloaded.settings, reloaded.token

@@ -1,5 +1,6 @@
 """The loops of the daemon's components that watch a part working on its own: the Z-Wave connection, the
-model server, and a part with nothing to watch (a server, the scheduler), alive while its loop runs.
+model server, and a part with nothing to watch (a server such as the control API, the scheduler), alive
+while its loop runs.
 
 Each runs as a supervised component's work (``Supervisor.run``): it sets the component's state, beats
 its heartbeat every ``MONITOR_S`` and runs until cancelled; an error it raises restarts it.
@@ -13,6 +14,8 @@ from typing import Protocol, runtime_checkable
 
 from langchain_core.tools import BaseTool
 
+from homeassist.api.server import ApiHooks, ControlAPI
+from homeassist.config.settings import ApiSettings
 from homeassist.daemon.supervisor import Component
 from homeassist.errors import HomeassistError
 from homeassist.llm.base import ModelClient
@@ -127,3 +130,16 @@ async def beat_forever(component: Component) -> None:
     while True:
         component.beat()
         await asyncio.sleep(MONITOR_S)
+
+
+async def serve_api(component: Component, hooks: ApiHooks, settings: ApiSettings) -> None:
+    """The control API as a component's work: listening at ``[api] host`` and ``port`` until cancelled."""
+    api = ControlAPI(
+        hooks, host=settings.host, port=settings.port, request_timeout_s=settings.request_timeout_s
+    )
+    await api.start()
+    component.set("ready", f"http://{settings.host}:{settings.port}")
+    try:
+        await beat_forever(component)
+    finally:
+        await api.stop()

@@ -49,7 +49,8 @@ class Runtime:
     async def aclose(self) -> None:
         """Stop in reverse order of start: the MCP servers (the browser), the model client, then
         Z-Wave (and its simulator); each bounded (``CLOSE_S``), so a part that hangs is logged and
-        left, never a stop that never ends."""
+        left, never a stop that never ends, and a part that fails is logged and the next stopped. The
+        one place these bounds are kept: ``homeassist ask`` and the daemon both stop the parts here."""
         steps: list[tuple[str, Callable[[], Awaitable[None]]]] = []
         if self.web is not None:
             steps.append(("the browser", self.web.mcp.aclose))
@@ -60,6 +61,8 @@ class Runtime:
                     await step()
             except TimeoutError:
                 _LOGGER.warning("Stopping %s took over %g s; left as it is", name, CLOSE_S[name])
+            except Exception:
+                _LOGGER.exception("Stopping %s failed", name)
 
 
 def build_model_client(

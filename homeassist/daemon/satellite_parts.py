@@ -1,7 +1,8 @@
 """What a running satellite is to the daemon (:class:`Satellite`), its wake word (:class:`SatelliteWake`:
-ours on its audio, or its own) and its steps told back to it (:class:`SatelliteEvents`: Wyoming events,
-or an ESPHome device's voice-assistant events through its :class:`~homeassist.esphome.satellite.EsphomeRun`).
-See :mod:`homeassist.daemon.satellites` for how they run.
+ours on its audio, or its own), its steps counted and told back to it (:class:`SatelliteSteps`, through
+its :class:`~homeassist.audio.link.SatelliteOutput`: the Wyoming link itself, or an ESPHome device's
+:class:`~homeassist.esphome.satellite.EsphomeRun`) and what its link tells of its runs
+(:class:`SatelliteControl`). See :mod:`homeassist.daemon.satellites` for how they run.
 """
 
 from __future__ import annotations
@@ -9,19 +10,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import cast
-
-from wyoming.asr import Transcript as WyomingTranscript
-from wyoming.event import Eventable
-from wyoming.vad import VoiceStarted, VoiceStopped
-from wyoming.wake import Detection
 
 from homeassist.audio.capture import AudioFrame
+from homeassist.audio.link import SatelliteOutput
 from homeassist.audio.pipeline import VoiceLoop
 from homeassist.audio.speaker import Speaker
+from homeassist.audio.steps import VoiceEvent, VoiceStep
 from homeassist.audio.wake import WakeWordDetector
 from homeassist.config.settings import SatelliteSettings
-from homeassist.errors import HomeassistError
 from homeassist.esphome.link import EsphomeLink
 from homeassist.esphome.satellite import EsphomeRun
 from homeassist.metrics import Metrics
@@ -111,17 +107,33 @@ class Satellite:
         return SOURCE_PREFIX + self.name
 
 
-class SatelliteEvents:
-    """A satellite's steps as Wyoming events to it, sent in order by one task at a time (an ESPHome
-    device's go to its ``EsphomeRun``)."""
+class SatelliteSteps:
+    """A satellite's steps (its loop's ``on_event``): counted in the metrics, then passed on to the
+    satellite (its :class:`~homeassist.audio.link.SatelliteOutput`)."""
 
-    def __init__(self, satellite: Satellite, metrics: Metrics, esphome: EsphomeRun | None = None) -> None:
+    def __init__(self, name: str, metrics: Metrics, wake: SatelliteWake, output: SatelliteOutput) -> None:
+        self._name = name
+        self._metrics = metrics
+        self._wake = wake
+        self._output = output
+
+    def tell(self, event: VoiceEvent) -> None:
+        if event.step is VoiceStep.STAND_DOWN:
+            self._metrics.satellite_event(self._name, "stood-down")
+        elif event.step is VoiceStep.NOTHING_HEARD:
+            self._metrics.satellite_event(self._name, "nothing")
+        elif event.step is VoiceStep.WAKE and not self._wake.remote:  # its own is counted at its run
+            self._metrics.satellite_event(self._name, "wake")
+        self._output.tell(event)
+
+
+class SatelliteControl:
+    """What a satellite's link tells of its runs: one starts (its own wake word), one ends (an ESPHome
+    device's, given up with its stop)."""
+
+    def __init__(self, satellite: Satellite, metrics: Metrics) -> None:
         self._satellite = satellite
         self._metrics = metrics
-        #: An ESPHome device's runs: its steps go to it as voice-assistant events, not Wyoming ones.
-        self._esphome = esphome
-        self._sending: asyncio.Task[None] | None = None
-        self._queue: list[Eventable] = []
         self._tasks: set[asyncio.Task[None]] = set()
 
     def pipeline(self, stage: str) -> None:
@@ -132,65 +144,24 @@ class SatelliteEvents:
         if stage == "asr":
             self._metrics.satellite_event(satellite.name, "wake")
             if satellite.speaker.speaking:  # spoken over the reply: stop it
-                task = asyncio.get_running_loop().create_task(satellite.loop.interrupt())
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
+                self._interrupt()
             satellite.wake.fire()
-            if self._esphome is not None:
-                self._esphome.begin()
+            if satellite.esphome is not None:
+                satellite.esphome.begin()
 
     def run_end(self, abort: bool) -> None:
         """An ESPHome device ended its run's audio; with ``abort`` it gave the run up (its stop button
         or stop word): it stops listening, and a reply being written or played there stops."""
-        if not abort or self._esphome is None:
-            return
         satellite = self._satellite
+        if not abort or satellite.esphome is None:
+            return
         self._metrics.satellite_event(satellite.name, "stop")
-        self._esphome.given_up()
+        satellite.esphome.given_up()
         listening = satellite.loop.cancel_listening()
         _LOGGER.info("Satellite %s: stopped on the device%s", satellite.name, " while listening" * listening)
-        task = asyncio.get_running_loop().create_task(satellite.loop.interrupt())
+        self._interrupt()
+
+    def _interrupt(self) -> None:
+        task = asyncio.get_running_loop().create_task(self._satellite.loop.interrupt())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-
-    def step(self, step: str, detail: str) -> None:
-        """A VoiceLoop step (``VoiceLoop.on_event``)."""
-        name = self._satellite.name
-        if step == "stand-down":
-            self._metrics.satellite_event(name, "stood-down")
-        if self._esphome is not None:
-            if step == "nothing-heard":
-                self._metrics.satellite_event(name, "nothing")
-            self._esphome.step(step, detail)
-            return
-        if step == "stand-down":
-            if self._satellite.wake.remote:  # its own wake word: an empty transcript ends its streaming
-                self._send(WyomingTranscript(text=""))
-            return
-        if step == "wake":
-            if not self._satellite.wake.remote:  # its own detection: it knows already
-                self._metrics.satellite_event(name, "wake")
-                self._send(Detection(name=detail))
-        elif step == "speech-started":
-            self._send(VoiceStarted())
-        elif step == "speech-stopped":
-            self._send(VoiceStopped())
-        elif step == "nothing-heard":
-            self._metrics.satellite_event(name, "nothing")
-            self._send(WyomingTranscript(text=""))  # ends the streaming of a satellite's own wake word
-        elif step == "transcript":
-            self._send(WyomingTranscript(text=detail))
-
-    def _send(self, event: Eventable) -> None:
-        self._queue.append(event)
-        if self._sending is None or self._sending.done():
-            self._sending = asyncio.get_running_loop().create_task(self._drain())
-
-    async def _drain(self) -> None:
-        link = cast(SatelliteLink, self._satellite.link)  # Wyoming events go to Wyoming satellites only
-        while self._queue:
-            event = self._queue.pop(0)
-            try:
-                await link.send(event)
-            except HomeassistError as err:  # not connected, or it stopped reading: the link reconnects
-                _LOGGER.debug("Satellite %s: could not send %s: %s", link.name, event.event().type, err)

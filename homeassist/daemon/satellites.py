@@ -42,17 +42,20 @@ from dataclasses import dataclass
 
 from homeassist.assistant.core import Assistant
 from homeassist.audio.arbiter import Arbiter
+from homeassist.audio.link import SatelliteOutput
 from homeassist.audio.pipeline import VoiceLoop
+from homeassist.audio.responding import Handle
+from homeassist.audio.speaker import Speaker
 from homeassist.audio.stt import SpeechTranscriber
-from homeassist.audio.voice import build_endpointer, build_speaker, build_wake, voice_loop
-from homeassist.audio.wake import WakeWordDetector
+from homeassist.audio.voice import build_endpointer, build_speaker, voice_loop
 from homeassist.config.settings import Settings
 from homeassist.daemon.monitors import MONITOR_S
 from homeassist.daemon.requests import RequestQueue
-from homeassist.daemon.satellite_parts import SOURCE_PREFIX, SatelliteEvents, SatelliteWake
+from homeassist.daemon.satellite_parts import SOURCE_PREFIX, SatelliteControl, SatelliteSteps, SatelliteWake
 from homeassist.daemon.satellite_parts import Satellite as Satellite  # where the benches import it
 from homeassist.daemon.supervisor import Component
-from homeassist.daemon.voice import hook_up
+from homeassist.daemon.voice_parts import SharedWake as SharedWake  # where the benches import it
+from homeassist.daemon.voice_parts import assistant_hooks, bias_speech
 from homeassist.errors import HomeassistError
 from homeassist.esphome.link import EsphomeLink
 from homeassist.esphome.media import MediaListener, source_address
@@ -65,25 +68,6 @@ _LOGGER = logging.getLogger(__name__)
 
 #: How long an ESPHome satellite's reply may take to be said before its run is ended anyway.
 REPLY_BOUND_S = 120.0
-
-
-class SharedWake:
-    """The one wake-word model set the microphone's and every satellite's detector share, loaded (off the
-    event loop) when the first needs it; None without wake words (``[wake] words = []``)."""
-
-    def __init__(self, settings: Settings) -> None:
-        self._settings = settings
-        self._detector: WakeWordDetector | None = None
-        self._lock = asyncio.Lock()
-
-    async def detector(self) -> WakeWordDetector | None:
-        """A new detector over the shared models (its own buffers)."""
-        if not self._settings.wake.words:
-            return None
-        async with self._lock:
-            if self._detector is None:
-                self._detector = await asyncio.to_thread(build_wake, self._settings)
-        return self._detector.sharing()
 
 
 @dataclass
@@ -120,6 +104,7 @@ async def run_satellite(
     settings = parts.settings
     conf = settings.satellites[name]
     link: SatelliteLink | EsphomeLink
+    output: SatelliteOutput  # where its replies and its steps go
     esphome: EsphomeRun | None = None
     if conf.esphome:
         if parts.media is None:
@@ -128,11 +113,10 @@ async def run_satellite(
         media = await parts.media()
         # The address the device reaches this server from (a name is resolved: off the event loop).
         host = "" if media.public_host else await asyncio.to_thread(source_address, link.host)
-        esphome = EsphomeRun(link, media, host)
-        speaker = build_speaker(settings, output=esphome)
+        output = esphome = EsphomeRun(link, media, host)
     else:
-        link = SatelliteLink(conf.uri, name, conf.room)
-        speaker = build_speaker(settings, output=link)
+        output = link = SatelliteLink(conf.uri, name, conf.room)
+    speaker = build_speaker(settings, output=output)
     source = SOURCE_PREFIX + name  # its requests' source: logs, metrics, follow-ups
     satellite: Satellite | None = None
     loop: VoiceLoop | None = None
@@ -144,33 +128,23 @@ async def run_satellite(
         def room() -> str | None:
             return satellite.room if satellite is not None else None
 
-        async def handle(text: str, speak: Callable[[str], Awaitable[None]]) -> Reply:
+        async def ask(text: str, speak: Callable[[str], Awaitable[None]]) -> Reply:
             parts.metrics.satellite_event(name, "command")
-            if esphome is None:
-                return await parts.queue.ask(text, source, speak, wait_for_slot=True, room=room())
-            said: list[str] = []
-            run = esphome.run
+            return await parts.queue.ask(text, source, speak, wait_for_slot=True, room=room())
 
-            async def say(sentence: str) -> None:
-                said.append(sentence)
-                await speak(sentence)
+        handle = ask if esphome is None else _esphome_reply(esphome, speaker, ask)
 
-            esphome.replying = True
-            try:
-                reply = await parts.queue.ask(text, source, say, wait_for_slot=True, room=room())
-                if not said:  # the local path: the reply comes whole, and goes into the stream here
-                    await speak(reply.text)
-                # Once its last sentence is in the stream, the device's run ends.
-                await speaker.wait_idle(REPLY_BOUND_S)
-            except Exception:
-                if run == esphome.run:  # the device must not wait for a reply that will not come
-                    esphome.fail("intent-failed", "Sorry, something went wrong.")
-                raise
-            finally:
-                esphome.replying = False
-            esphome.finish(run, reply.text)
-            return reply
-
+        steps = SatelliteSteps(name, parts.metrics, wake, output)
+        hooks = assistant_hooks(
+            parts.assistant,
+            settings.stt,
+            source=source,
+            room=room,
+            arbiter=parts.arbiter,
+            on_stop=parts.on_stop,
+            on_event=steps.tell,
+        )
+        bias_speech(transcriber, parts.assistant)
         loop = voice_loop(
             settings,
             link,
@@ -180,16 +154,14 @@ async def run_satellite(
             speaker=speaker,
             handle=handle,
             close_transcriber=False,
+            hooks=hooks,
         )
-        hook_up(loop, parts.assistant, settings.stt, source=source, room=room, arbiter=parts.arbiter)
-        loop.on_stop = parts.on_stop
         loop.paused = parts.muted()
         satellite = Satellite(name, conf, link, loop, wake, esphome)
-        events = SatelliteEvents(satellite, parts.metrics, esphome)
-        loop.on_event = events.step
-        link.on_pipeline = events.pipeline
+        control = SatelliteControl(satellite, parts.metrics)
+        link.on_pipeline = control.pipeline
         if isinstance(link, EsphomeLink):
-            link.on_run_end = events.run_end
+            link.on_run_end = control.run_end
         running[name] = satellite
         link.start()
         await _watch(satellite, component, parts.metrics, parts.on_connected)
@@ -200,6 +172,38 @@ async def run_satellite(
         else:
             await link.close()
             await speaker.aclose()
+
+
+def _esphome_reply(esphome: EsphomeRun, speaker: Speaker, ask: Handle) -> Handle:
+    """An ESPHome device's answer: its reply written into its run's stream (whole, on the local path),
+    and the run ended once the last sentence is in it; failed when no reply will come, so that the
+    device does not wait for one."""
+
+    async def handle(text: str, speak: Callable[[str], Awaitable[None]]) -> Reply:
+        said: list[str] = []
+        run = esphome.run
+
+        async def say(sentence: str) -> None:
+            said.append(sentence)
+            await speak(sentence)
+
+        esphome.replying = True
+        try:
+            reply = await ask(text, say)
+            if not said:  # the local path: the reply comes whole, and goes into the stream here
+                await speak(reply.text)
+            # Once its last sentence is in the stream, the device's run ends.
+            await speaker.wait_idle(REPLY_BOUND_S)
+        except Exception:
+            if run == esphome.run:  # the device must not wait for a reply that will not come
+                esphome.fail("intent-failed", "Sorry, something went wrong.")
+            raise
+        finally:
+            esphome.replying = False
+        esphome.finish(run, reply.text)
+        return reply
+
+    return handle
 
 
 async def _watch(

@@ -44,8 +44,8 @@ from aioesphomeapi.model import (
 from aioesphomeapi.reconnect_logic import ReconnectLogic
 
 from homeassist.audio.capture import FRAME_SAMPLES, AudioFrame, to_frames
+from homeassist.audio.link import BaseLink
 from homeassist.errors import HomeassistError
-from homeassist.wyoming.satellite import BaseLink
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -28,6 +28,7 @@ import wave
 
 from aioesphomeapi.model import VoiceAssistantEventType as Event
 
+from homeassist.audio.steps import VoiceEvent, VoiceStep
 from homeassist.esphome.link import EsphomeLink
 from homeassist.esphome.media import MediaListener, StreamWriter, wav_header
 
@@ -40,7 +41,8 @@ ANNOUNCE_MARGIN_S = 10.0
 
 
 class EsphomeRun:
-    """One device's runs: the events it is told, and its reply's stream (the Speaker's ``Output``)."""
+    """One device's runs: the events it is told, and its reply's stream; its
+    :class:`~homeassist.audio.link.SatelliteOutput`."""
 
     def __init__(self, link: EsphomeLink, media: MediaListener, host: str = "") -> None:
         """``host``: the address the device is told to fetch from, when the listener binds every
@@ -74,21 +76,24 @@ class EsphomeRun:
         self._link.send_event(Event.VOICE_ASSISTANT_STT_START)
         return self.run
 
-    def step(self, step: str, detail: str) -> None:
-        """A VoiceLoop step (``VoiceLoop.on_event``) as the device's events."""
+    def tell(self, event: VoiceEvent) -> None:
+        """A step of the voice loop as the device's events (its wake word is its own: not told back)."""
         if not self._open:
             return  # given up or stood down: the device hears nothing more of this run
-        if step == "stand-down":
-            self.stand_down()
-        elif step == "speech-started":
-            self._link.send_event(Event.VOICE_ASSISTANT_STT_VAD_START)
-        elif step == "speech-stopped":
-            self._link.send_event(Event.VOICE_ASSISTANT_STT_VAD_END)
-        elif step == "nothing-heard" or (step == "transcript" and not detail):
-            self.fail("stt-no-text-recognized", "No speech was recognized.")
-        elif step == "transcript":
-            self._link.send_event(Event.VOICE_ASSISTANT_STT_END, {"text": detail})
-            self._link.send_event(Event.VOICE_ASSISTANT_INTENT_START)
+        match event.step:
+            case VoiceStep.STAND_DOWN:
+                self.stand_down()
+            case VoiceStep.SPEECH_STARTED:
+                self._link.send_event(Event.VOICE_ASSISTANT_STT_VAD_START)
+            case VoiceStep.SPEECH_STOPPED:
+                self._link.send_event(Event.VOICE_ASSISTANT_STT_VAD_END)
+            case VoiceStep.NOTHING_HEARD:
+                self.fail("stt-no-text-recognized", "No speech was recognized.")
+            case VoiceStep.TRANSCRIPT if not event.detail:
+                self.fail("stt-no-text-recognized", "No speech was recognized.")
+            case VoiceStep.TRANSCRIPT:
+                self._link.send_event(Event.VOICE_ASSISTANT_STT_END, {"text": event.detail})
+                self._link.send_event(Event.VOICE_ASSISTANT_INTENT_START)
 
     def finish(self, run: int, text: str) -> None:
         """Run ``run``'s reply is written and said: the stream ends and so does the run (a question
@@ -134,7 +139,7 @@ class EsphomeRun:
             self._writer.close()
         self._writer, self._url, self._streaming = None, None, False
 
-    # --- the Speaker's Output ------------------------------------------------------------------------
+    # --- the reply (the Speaker's Output) ---------------------------------------------------------------
 
     @property
     def playing(self) -> bool:

@@ -9,6 +9,6 @@ from __future__ import annotations
 
 from homeassist.wyoming.collaborators import Handler, Synthesizer, Transcriber, WyomingError
 from homeassist.wyoming.info import Description
-from homeassist.wyoming.service import WyomingService
+from homeassist.wyoming.server import WyomingService
 
 __all__ = ["Description", "Handler", "Synthesizer", "Transcriber", "WyomingError", "WyomingService"]

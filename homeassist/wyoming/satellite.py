@@ -23,8 +23,11 @@ The protocol, as ``wyoming-satellite`` 1.0.0 speaks it (the satellite is the ser
 backoff (``backoff_s`` doubling up to ``backoff_max_s``, reset by a connection that served us). Audio
 is converted to 16 kHz mono 16-bit (channels by their mean) and handed out by :meth:`frames` as 80 ms
 :class:`AudioFrame`\\ s; a consumer that falls ``MAX_QUEUED_FRAMES`` behind loses the oldest, counted
-in ``overflows``. :meth:`close` cancels the task (bounded) and ends :meth:`frames`. This module imports
-the audio package (numpy), no daemon or assistant code.
+in ``overflows`` (:class:`~homeassist.audio.link.BaseLink`). :meth:`close` cancels the task (bounded)
+and ends :meth:`frames`. :meth:`SatelliteLink.tell` passes each step of the voice loop on as its Wyoming
+event (``detection`` for our wake word, ``voice-started``, ``voice-stopped``, ``transcript``, empty when
+nothing was understood, which ends a satellite's own streaming), in order. This module imports the audio
+package (numpy), no daemon or assistant code.
 """
 
 from __future__ import annotations
@@ -35,11 +38,11 @@ import io
 import logging
 import time
 import wave
-from collections.abc import AsyncGenerator, Callable
-from dataclasses import dataclass
+from collections.abc import Callable
 from urllib.parse import urlparse
 
 import numpy as np
+from wyoming.asr import Transcript
 from wyoming.audio import AudioChunk, AudioChunkConverter, wav_to_chunks
 from wyoming.client import AsyncTcpClient
 from wyoming.event import Event, Eventable
@@ -47,16 +50,18 @@ from wyoming.info import Describe, Info
 from wyoming.pipeline import RunPipeline
 from wyoming.satellite import RunSatellite
 from wyoming.snd import Played
+from wyoming.vad import VoiceStarted, VoiceStopped
+from wyoming.wake import Detection
 
 from homeassist.audio.capture import FRAME_SAMPLES, AudioFrame
+from homeassist.audio.link import BaseLink
+from homeassist.audio.steps import VoiceEvent, VoiceStep
 from homeassist.wyoming.collaborators import WyomingError
 from homeassist.wyoming.connection import CHANNELS, RATE, SAMPLES_PER_CHUNK, WIDTH, to_mono
 
 _LOGGER = logging.getLogger(__name__)
 
 FRAME_BYTES = FRAME_SAMPLES * WIDTH
-#: Frames kept for a consumer that falls behind (8 s); past it the oldest are dropped and counted.
-MAX_QUEUED_FRAMES = 100
 #: How long :meth:`SatelliteLink.close` waits for its task to end after cancelling it.
 CLOSE_S = 5.0
 CLOSED = "the satellite closed the connection"
@@ -71,98 +76,9 @@ class SatelliteError(WyomingError):
     spoken = "I can't reach that satellite."
 
 
-@dataclass(frozen=True)
-class SatelliteStatus:
-    """What ``/health`` shows for one satellite."""
-
-    name: str
-    uri: str
-    room: str
-    connected: bool
-    #: The area the satellite reports (its ``--area``), once it has answered ``describe``.
-    area: str | None
-    #: Connections made after the first one.
-    reconnects: int
-    last_error: str | None
-    #: ``time.monotonic()`` of the last connect or disconnect.
-    since: float
-    #: The satellite's last ``run-pipeline``: ``wake`` (streams all the time) or ``asr`` (its own
-    #: wake word fired), None before one.
-    start_stage: str | None
-
-
-class BaseLink:
-    """What every satellite's link (Wyoming's :class:`SatelliteLink`, or an ESPHome device's) keeps:
-    its connection (whether it is up and since when, why not, how often it was made, the last run's
-    start stage; :meth:`status` for ``/health``, :meth:`changed` to wait for the next connect or
-    disconnect) and its audio, handed out by :meth:`frames` (``MAX_QUEUED_FRAMES`` at most: a consumer
-    that falls behind loses the oldest, counted in ``overflows``) until :meth:`_ended`."""
-
-    def __init__(self, uri: str, name: str, room: str) -> None:
-        self.uri, self.name, self.room = uri, name, room
-        self._frames: asyncio.Queue[AudioFrame | None] = asyncio.Queue()
-        self._changed = asyncio.Event()
-        self._connected = False
-        self._stage: str | None = None
-        self._last_error: str | None = None
-        self._connections, self._overflows, self._since = 0, 0, time.monotonic()
-
-    @property
-    def connected(self) -> bool:
-        return self._connected
-
-    @property
-    def overflows(self) -> int:
-        return self._overflows
-
-    def _reported_area(self) -> str | None:
-        """The area the satellite reports, once it has (None before, or without one)."""
-        return None
-
-    def status(self) -> SatelliteStatus:
-        return SatelliteStatus(
-            name=self.name,
-            uri=self.uri,
-            room=self.room,
-            connected=self._connected,
-            area=self._reported_area(),
-            reconnects=max(0, self._connections - 1),
-            last_error=self._last_error,
-            since=self._since,
-            start_stage=self._stage,
-        )
-
-    async def changed(self) -> None:
-        """Return at the next connect or disconnect."""
-        await self._changed.wait()
-
-    def _set_connected(self, connected: bool, error: str | None = None) -> None:
-        self._connected, self._since = connected, time.monotonic()
-        if error is not None:
-            self._last_error = error
-        self._changed.set()
-        self._changed.clear()
-
-    async def frames(self) -> AsyncGenerator[AudioFrame, None]:
-        """The satellite's audio as 80 ms frames of 16 kHz mono int16, across reconnects, until closed."""
-        while (frame := await self._frames.get()) is not None:
-            yield frame
-
-    def _queue_frame(self, frame: AudioFrame) -> None:
-        if self._frames.qsize() >= MAX_QUEUED_FRAMES:
-            self._frames.get_nowait()
-            self._overflows += 1
-        self._frames.put_nowait(frame)
-
-    def _ended(self) -> None:
-        """The link is closed: it is no longer connected, and :meth:`frames` ends."""
-        if self._connected:
-            self._set_connected(False)
-        self._frames.put_nowait(None)
-
-
 class SatelliteLink(BaseLink):
-    """The connection to one satellite at ``uri`` (``tcp://host:port``), kept up until :meth:`close`."""
+    """The connection to one satellite at ``uri`` (``tcp://host:port``), kept up until :meth:`close`;
+    its :class:`~homeassist.audio.link.SatelliteOutput`."""
 
     def __init__(
         self,
@@ -200,6 +116,9 @@ class SatelliteLink(BaseLink):
         #: Whether the current connection got run-pipeline, audio or an answer to a probe: the satellite
         #: took us as its server (a satellite serving another answers only the first describe).
         self._accepted = False
+        #: The voice loop's steps as Wyoming events, sent in order by one task at a time (:meth:`tell`).
+        self._steps: list[Eventable] = []
+        self._sending: asyncio.Task[None] | None = None
 
     # --- state ---------------------------------------------------------------------------------------
 
@@ -363,6 +282,24 @@ class SatelliteLink(BaseLink):
         except (OSError, TimeoutError) as err:
             raise SatelliteError(f"satellite {self.name!r}: sending failed: {_describe(err)}") from err
 
+    def tell(self, event: VoiceEvent) -> None:
+        """A step of the voice loop, as the Wyoming event that tells it (:func:`step_event`), sent after
+        the steps before it; one the satellite cannot take is lost (the link reconnects)."""
+        wyoming = step_event(event, own_wake=self._stage == "asr")
+        if wyoming is None:
+            return
+        self._steps.append(wyoming)
+        if self._sending is None or self._sending.done():
+            self._sending = asyncio.get_running_loop().create_task(self._send_steps())
+
+    async def _send_steps(self) -> None:
+        while self._steps:
+            event = self._steps.pop(0)
+            try:
+                await self.send(event)
+            except SatelliteError as err:  # not connected, or it stopped reading: the link reconnects
+                _LOGGER.debug("Satellite %s: could not send %s: %s", self.name, event.event().type, err)
+
     @property
     def playing(self) -> bool:
         """Whether a reply sent may still be playing there (not all heard, not past its expected end
@@ -396,6 +333,25 @@ class SatelliteLink(BaseLink):
                     async with asyncio.timeout(remaining):
                         await self._played.wait()
             return True
+
+
+def step_event(event: VoiceEvent, *, own_wake: bool) -> Eventable | None:
+    """The Wyoming event that tells a satellite a step, None when it needs none. ``own_wake``: it runs
+    its own wake word (its ``run-pipeline`` from ``asr``): it knows it fired, and streams until a
+    ``transcript``, which nothing heard and standing down then send empty."""
+    match event.step:
+        case VoiceStep.WAKE:
+            return None if own_wake else Detection(name=event.detail)
+        case VoiceStep.SPEECH_STARTED:
+            return VoiceStarted()
+        case VoiceStep.SPEECH_STOPPED:
+            return VoiceStopped()
+        case VoiceStep.NOTHING_HEARD:
+            return Transcript(text="")
+        case VoiceStep.TRANSCRIPT:
+            return Transcript(text=event.detail)
+        case VoiceStep.STAND_DOWN:
+            return Transcript(text="") if own_wake else None
 
 
 def _describe(err: BaseException) -> str:

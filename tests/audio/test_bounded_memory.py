@@ -35,8 +35,8 @@ async def hear(loop: VoiceLoop, count: int) -> None:
 
     for number in range(count):
         early = asyncio.create_task(transcribed())
-        await loop._transcribed(np.zeros(1600, dtype=np.int16), float(number), early)
-    await wait_until_async(lambda: not loop._answers, 60, "every command answered")
+        await loop.responder.transcribed(np.zeros(1600, dtype=np.int16), float(number), early)
+    await wait_until_async(lambda: not loop.responder.answers, 60, "every command answered")
 
 
 def voice_loop(tmp_path: Path, *, keep_text: bool) -> VoiceLoop:

@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from homeassist.audio.bias import bias_text, home_phrases
 from homeassist.audio.lexicon import LEXICON_WEIGHT
-from homeassist.audio.stt import MAX_TOKENS, BackgroundTranscriber, bias_text, home_phrases, max_tokens
+from homeassist.audio.stt import MAX_TOKENS, BackgroundTranscriber, max_tokens
 from homeassist.config.speech import SttSettings
 from tests.audio.conftest import STT_TIME_LIMIT_S, compose, synthesize
 from tests.conftest import wait_until_async

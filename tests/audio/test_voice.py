@@ -137,11 +137,11 @@ async def test_frames_are_dropped_while_the_speaker_plays(
         handle=commands,
     )
     await speaker.say("A long reply that is still being spoken while the command is said.")
-    assert loop._muted(AudioFrame(np.zeros(1280, dtype=np.int16), time.monotonic()))
+    assert loop.listener.muted(AudioFrame(np.zeros(1280, dtype=np.int16), time.monotonic()))
     await speaker.wait_idle(60)
     # Muted for the echo tail after the speaker stopped, then listening again.
     await wait_until_async(
-        lambda: not loop._muted(AudioFrame(np.zeros(1280, dtype=np.int16), time.monotonic())),
+        lambda: not loop.listener.muted(AudioFrame(np.zeros(1280, dtype=np.int16), time.monotonic())),
         60,
         "the end of the echo tail",
     )
@@ -350,7 +350,7 @@ async def test_stop_after_the_wake_word_cuts_a_reply_short(
 
     def reply_begun() -> bool:
         """The first sentence has been spoken and its echo tail is over: "stop" can be heard now."""
-        return bool(speaker.spoken) and not speaker.speaking and time.monotonic() >= loop._muted_until
+        return bool(speaker.spoken) and not speaker.speaking and time.monotonic() >= loop.listener.muted_until
 
     loop = VoiceLoop(
         HeldSource(

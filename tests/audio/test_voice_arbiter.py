@@ -8,15 +8,17 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from homeassist.audio.arbiter import Arbiter
+from homeassist.audio.arbiter import Arbiter, Claim
 from homeassist.audio.capture import FRAME_SECONDS, AudioFrame, to_frames
 from homeassist.audio.pipeline import VoiceLoop
 from homeassist.audio.speaker import Speaker
+from homeassist.audio.steps import VoiceEvent, VoiceHooks
 from homeassist.audio.stt import BackgroundTranscriber
 from homeassist.audio.voice import build_endpointer, build_wake
 from homeassist.config.speech import AudioSettings, SttSettings, TtsSettings
@@ -51,6 +53,14 @@ class PacedSource:
         pass
 
 
+def told(steps: list[str], event: VoiceEvent) -> None:
+    steps.append(event.step)
+
+
+def claim(arbiter: Arbiter, source: str, score: float | None) -> Claim:
+    return arbiter.claim(source, "Kitchen", wake_score=score)
+
+
 def louder(audio: Samples, gain: float) -> Samples:
     return np.clip(audio.astype(np.float64) * gain, -32768, 32767).astype(np.int16)
 
@@ -68,6 +78,7 @@ async def test_two_microphones_in_one_room_wake_and_only_the_louder_answers(
     for name, gain in (("near", 1.0), ("far", 0.35)):
         commands = Commands()
         speaker = Speaker(TtsSettings(), AudioSettings(wav_dir=str(tmp_path / name)), device=None)
+        steps: list[str] = []
         loop = VoiceLoop(
             PacedSource(louder(heard, gain), start),
             wake=build_wake(SETTINGS),
@@ -76,10 +87,8 @@ async def test_two_microphones_in_one_room_wake_and_only_the_louder_answers(
             speaker=speaker,
             handle=commands,
             close_transcriber=False,
+            hooks=VoiceHooks(on_event=partial(told, steps), claim_wake=partial(claim, arbiter, name)),
         )
-        steps: list[str] = []
-        loop.on_event = lambda step, _detail, steps=steps: steps.append(step)
-        loop.claim_wake = lambda score, source=name: arbiter.claim(source, "Kitchen", wake_score=score)
         loops[name] = (loop, commands)
     await asyncio.gather(*(loop.run() for loop, _ in loops.values()))
     for loop, _ in loops.values():

@@ -13,6 +13,7 @@ from homeassist.audio.capture import WavSource
 from homeassist.audio.pipeline import VoiceLoop
 from homeassist.audio.remote_stt import RemoteSttUnreachable
 from homeassist.audio.speaker import Speaker
+from homeassist.audio.steps import VoiceHooks
 from homeassist.audio.stt import BackgroundTranscriber
 from homeassist.audio.voice import build_endpointer, build_wake
 from homeassist.config.loader import load_settings
@@ -65,8 +66,8 @@ async def test_a_refused_transcript_is_answered_without_the_assistant(
         transcriber=transcriber,
         speaker=speaker,
         handle=handle,
+        hooks=VoiceHooks(gate=gate),
     )
-    loop.gate = gate
     await loop.run()
     await speaker.wait_idle(60)
     assert len(gated) == 1 and "kitchen light" in gated[0].text.lower(), (
@@ -108,8 +109,8 @@ async def test_a_speech_service_gone_is_one_spoken_sentence_not_a_crash(
         transcriber=cast(Any, DeadService()),
         speaker=speaker,
         handle=handle,
+        hooks=VoiceHooks(on_event=lambda event: steps.append((event.step, event.detail))),
     )
-    loop.on_event = lambda step, detail: steps.append((step, detail))
     await loop.run()
     await speaker.wait_idle(60)
     assert asked == [] and [s.text for s in speaker.spoken] == [RemoteSttUnreachable.spoken], steps

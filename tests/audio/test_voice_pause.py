@@ -21,6 +21,7 @@ import pytest
 from homeassist.audio.capture import FRAME_SAMPLES, FRAME_SECONDS, AudioFrame, to_frames
 from homeassist.audio.pipeline import EARLY_TRANSCRIBE_S, VoiceLoop
 from homeassist.audio.speaker import Speaker
+from homeassist.audio.steps import VoiceHooks
 from homeassist.audio.stt import BackgroundTranscriber
 from homeassist.audio.voice import build_endpointer, build_wake
 from homeassist.config.loader import load_settings
@@ -96,7 +97,11 @@ class Asked:
 
 
 def voice_loop(
-    source: HeldSource, transcriber: BackgroundTranscriber, tmp_path: Path, asked: Asked
+    source: HeldSource,
+    transcriber: BackgroundTranscriber,
+    tmp_path: Path,
+    asked: Asked,
+    complete: Callable[[Transcript], bool],
 ) -> VoiceLoop:
     speaker = Speaker(TtsSettings(), AudioSettings(wav_dir=str(tmp_path / "replies")), device=None)
     return VoiceLoop(
@@ -107,6 +112,7 @@ def voice_loop(
         speaker=speaker,
         handle=asked,
         act_after_s=SETTINGS.vad.act_after_ms / 1000,
+        hooks=VoiceHooks(complete=complete),
     )
 
 
@@ -126,14 +132,13 @@ async def test_a_complete_command_acts_in_the_pause_and_anything_else_waits_for_
     # of trailing silence that would end the utterance.
     source = HeldSource(audio, hold_at=seconds(0.5) + len(clips.wake_command) + seconds(0.4))
     asked = Asked()
-    loop = voice_loop(source, transcriber, tmp_path, asked)
     judged: list[str] = []
 
     def judge(transcript: Transcript) -> bool:
         judged.append(transcript.text)
         return complete
 
-    loop.complete = judge
+    loop = voice_loop(source, transcriber, tmp_path, asked, judge)
     run = asyncio.create_task(loop.run())
     try:
         await wait_until_async(lambda: judged, HOLD_S, "a transcript of the speech up to the pause")
@@ -161,14 +166,13 @@ async def test_a_sentence_that_goes_on_after_the_pause_is_not_cut_there(
     source = HeldSource(audio, fed_at=seconds(0.5) + len(clips.wake_command) + seconds(0.4) + len(rest) // 2)
     held = HeldTranscriber(transcriber, source.fed)
     asked = Asked()
-    loop = voice_loop(source, held, tmp_path, asked)
     judged: list[str] = []
 
     def judge(transcript: Transcript) -> bool:
         judged.append(transcript.text)
         return True  # any transcript would act: only the sentence going on stops it
 
-    loop.complete = judge
+    loop = voice_loop(source, held, tmp_path, asked, judge)
     run = asyncio.create_task(loop.run())
     await finish(loop, run, source)
     assert judged == [] and loop.early_acts == 0
@@ -201,14 +205,13 @@ async def test_a_transcript_ready_in_a_short_pause_waits_until_the_pause_is_long
     source = HeldSource(audio, hold_at=seconds(0.5) + len(clips.wake_command) + seconds(short))
     notifying = NotifyingTranscriber(transcriber)
     asked = Asked()
-    loop = voice_loop(source, notifying, tmp_path, asked)
     judged: list[str] = []
 
     def judge(transcript: Transcript) -> bool:
         judged.append(transcript.text)
         return True
 
-    loop.complete = judge
+    loop = voice_loop(source, notifying, tmp_path, asked, judge)
     run = asyncio.create_task(loop.run())
     try:
         await asyncio.wait_for(notifying.done.wait(), HOLD_S)

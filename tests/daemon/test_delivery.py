@@ -61,7 +61,7 @@ class FakeVoice:
 def in_process(closed_url: str) -> tuple[InProcess, FakeSpeaker]:
     built = InProcess(load_settings(env={"HOMEASSIST_OLLAMA__BASE_URL": closed_url}))
     voice = FakeVoice()
-    built.voice = voice  # type: ignore[assignment]
+    built.listeners.voice = voice  # type: ignore[assignment]
     return built, voice.speaker
 
 

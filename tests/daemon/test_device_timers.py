@@ -41,7 +41,7 @@ async def ringer(closed_url: str, tmp_path: Path, monkeypatch: Any) -> AsyncIter
         env={"HOMEASSIST_OLLAMA__BASE_URL": closed_url, "HOMEASSIST_PATHS__STATE_DIR": str(tmp_path)}
     )
     daemon = Daemon(loaded)
-    daemon.voice = cast(Any, FakeVoice())
+    daemon.listeners.voice = cast(Any, FakeVoice())
     await daemon.scheduler.start()
     yield daemon
     await daemon.announcer.dismiss()
@@ -117,7 +117,7 @@ async def test_a_finished_kitchen_timer_rings_on_the_device_and_is_not_rung_ther
     )
     # Nothing else rings it: not the device's speaker through us, not another room, not the microphone's.
     assert kitchen.said == [] and kitchen.beeps == 0 and bedroom.said == []
-    assert cast(FakeVoice, ringer.voice).speaker.said == []
+    assert cast(FakeVoice, ringer.listeners.voice).speaker.said == []
     assert not ringer.announcer.rings
     assert kitchen_device.press_stop() == "ringing"  # the device's own stop ends it
     assert not kitchen_device.ringing

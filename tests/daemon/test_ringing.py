@@ -27,7 +27,7 @@ def daemon(closed_url: str, **env: str) -> tuple[Daemon, FakeSpeaker]:
     loaded = load_settings(env={"HOMEASSIST_OLLAMA__BASE_URL": closed_url, **env})
     built = Daemon(loaded)
     voice = FakeVoice()
-    built.voice = voice  # type: ignore[assignment]
+    built.listeners.voice = voice  # type: ignore[assignment]
     return built, voice.speaker
 
 

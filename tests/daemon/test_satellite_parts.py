@@ -1,6 +1,7 @@
 """A satellite's parts in-process: whose wake word counts (ours on a satellite that streams all the
-time, its own once it says so), which Wyoming events it is told for each step of the voice loop, and a
-reply it is spoken over being cut short. The real satellite end to end is tests/daemon/test_satellites.py."""
+time, its own once it says so), which Wyoming events its link is told for each step of the voice loop
+(a real ``SatelliteLink`` whose sending is recorded), and a reply it is spoken over being cut short.
+The real satellite end to end is tests/daemon/test_satellites.py."""
 
 from __future__ import annotations
 
@@ -10,13 +11,21 @@ import numpy as np
 import pytest
 from wyoming.asr import Transcript
 from wyoming.event import Eventable
+from wyoming.pipeline import PipelineStage, RunPipeline
 from wyoming.vad import VoiceStarted, VoiceStopped
 from wyoming.wake import Detection
 
 from homeassist.audio.capture import FRAME_SAMPLES, AudioFrame
-from homeassist.daemon.satellite_parts import SATELLITE_WAKE, Satellite, SatelliteEvents, SatelliteWake
-from homeassist.errors import HomeassistError
+from homeassist.audio.steps import VoiceEvent, VoiceStep
+from homeassist.daemon.satellite_parts import (
+    SATELLITE_WAKE,
+    Satellite,
+    SatelliteControl,
+    SatelliteSteps,
+    SatelliteWake,
+)
 from homeassist.metrics import Metrics
+from homeassist.wyoming.satellite import SatelliteError, SatelliteLink
 from tests.conftest import wait_until_async
 
 pytestmark = pytest.mark.timeout(30)
@@ -60,16 +69,26 @@ def test_ours_runs_while_the_satellite_streams_all_the_time_and_never_once_it_ha
     assert wake.process(frame()) is None
 
 
-class FakeLink:
-    def __init__(self, fail: bool = False) -> None:
-        self.name = "kitchen"
-        self.sent: list[Eventable] = []
+class Sent:
+    """A real ``SatelliteLink`` (never connected) whose ``send`` records, or fails as a satellite gone."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, fail: bool = False) -> None:
+        self.link = SatelliteLink("tcp://127.0.0.1:9", "kitchen")
+        self.events: list[Eventable] = []
         self.fail = fail
+        monkeypatch.setattr(self.link, "send", self.send)
 
     async def send(self, event: Eventable) -> None:
         if self.fail:
-            raise HomeassistError("satellite 'kitchen' is not connected")
-        self.sent.append(event)
+            raise SatelliteError("satellite 'kitchen' is not connected")
+        self.events.append(event)
+
+    def pipeline(self, stage: PipelineStage) -> None:
+        """The satellite's ``run-pipeline`` from ``stage``, as its link reads it."""
+        self.link._on_event(RunPipeline(start_stage=stage, end_stage=PipelineStage.TTS).event())
+
+    async def drained(self, count: int) -> None:
+        await wait_until_async(lambda: len(self.events) >= count, 10, "the events sent")
 
 
 class FakeLoop:
@@ -85,76 +104,85 @@ class FakeSpeaker:
     speaking = True
 
 
-def satellite(link: FakeLink, wake: SatelliteWake) -> Satellite:
+def satellite(link: SatelliteLink, wake: SatelliteWake) -> Satellite:
     loop = FakeLoop()
     loop.speaker = FakeSpeaker()  # type: ignore[attr-defined]
-    return Satellite("kitchen", cast(Any, None), cast(Any, link), cast(Any, loop), wake)
+    return Satellite("kitchen", cast(Any, None), link, cast(Any, loop), wake)
 
 
-async def drained(link: FakeLink, count: int) -> None:
-    await wait_until_async(lambda: len(link.sent) >= count, 10, "the events sent")
+def told(steps: SatelliteSteps, *events: tuple[VoiceStep, str]) -> None:
+    for step, detail in events:
+        steps.tell(VoiceEvent(step, detail))
 
 
-async def test_each_step_is_told_to_the_satellite_in_order() -> None:
-    link = FakeLink()
-    events = SatelliteEvents(satellite(link, SatelliteWake(None)), Metrics())
-    for step, detail in (
-        ("wake", "hey_jarvis"),
-        ("speech-started", ""),
-        ("speech-stopped", ""),
-        ("transcript", "turn on the light"),
-        ("nothing-heard", ""),
-    ):
-        events.step(step, detail)
-    await drained(link, 5)
-    assert link.sent == [
+async def test_each_step_is_told_to_the_satellite_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    sent = Sent(monkeypatch)
+    metrics = Metrics()
+    steps = SatelliteSteps("kitchen", metrics, SatelliteWake(None), sent.link)
+    told(
+        steps,
+        (VoiceStep.WAKE, "hey_jarvis"),
+        (VoiceStep.SPEECH_STARTED, ""),
+        (VoiceStep.SPEECH_STOPPED, ""),
+        (VoiceStep.TRANSCRIPT, "turn on the light"),
+        (VoiceStep.NOTHING_HEARD, ""),
+    )
+    await sent.drained(5)
+    assert sent.events == [
         Detection(name="hey_jarvis"),
         VoiceStarted(),
         VoiceStopped(),
         Transcript(text="turn on the light"),
         Transcript(text=""),  # nothing heard still ends a satellite's own streaming
     ]
+    assert metrics.satellite_events.labels("kitchen", "wake")._value.get() == 1
+    assert metrics.satellite_events.labels("kitchen", "nothing")._value.get() == 1
 
 
-async def test_its_own_wake_word_is_not_told_back_and_cuts_a_reply_short() -> None:
-    link = FakeLink()
+async def test_its_own_wake_word_is_not_told_back_and_cuts_a_reply_short(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    sent = Sent(monkeypatch)
     wake = SatelliteWake(None)
     metrics = Metrics()
-    sat = satellite(link, wake)
-    events = SatelliteEvents(sat, metrics)
-    events.pipeline("asr")
+    sat = satellite(sent.link, wake)
+    sent.link.on_pipeline = SatelliteControl(sat, metrics).pipeline
+    steps = SatelliteSteps("kitchen", metrics, wake, sent.link)
+    sent.pipeline(PipelineStage.ASR)
     assert wake.remote and sat.loop.mute_while_speaking is False
     assert wake.process(frame()) == SATELLITE_WAKE
-    events.step("wake", SATELLITE_WAKE)
-    events.step("transcript", "stop")
-    await drained(link, 1)
-    assert link.sent == [Transcript(text="stop")]  # no detection: it heard its wake word itself
-    assert cast(FakeLoop, sat.loop).interrupted == 1  # the reply it was speaking is cut short
+    told(steps, (VoiceStep.WAKE, SATELLITE_WAKE), (VoiceStep.TRANSCRIPT, "stop"))
+    await sent.drained(1)
+    assert sent.events == [Transcript(text="stop")]  # no detection: it heard its wake word itself
+    await wait_until_async(lambda: cast(FakeLoop, sat.loop).interrupted == 1, 10, "the reply cut short")
     assert metrics.satellite_events.labels("kitchen", "wake")._value.get() == 1
-    events.pipeline("wake")
+    sent.pipeline(PipelineStage.WAKE)
     assert sat.loop.mute_while_speaking is True
 
 
-async def test_a_satellite_gone_loses_its_events_and_nothing_else() -> None:
-    link = FakeLink(fail=True)
-    events = SatelliteEvents(satellite(link, SatelliteWake(None)), Metrics())
-    events.step("transcript", "turn on the light")
-    events.step("speech-started", "")
-    await wait_until_async(lambda: events._sending is not None and events._sending.done(), 10, "sending")
-    assert events._sending is not None
-    assert link.sent == [] and events._sending.exception() is None
+async def test_a_satellite_gone_loses_its_events_and_nothing_else(monkeypatch: pytest.MonkeyPatch) -> None:
+    sent = Sent(monkeypatch, fail=True)
+    steps = SatelliteSteps("kitchen", Metrics(), SatelliteWake(None), sent.link)
+    told(steps, (VoiceStep.TRANSCRIPT, "turn on the light"), (VoiceStep.SPEECH_STARTED, ""))
+    link = sent.link
+    await wait_until_async(lambda: link._sending is not None and link._sending.done(), 10, "sending")
+    assert link._sending is not None
+    assert sent.events == [] and link._sending.exception() is None
 
 
-async def test_a_satellite_that_stands_down_ends_its_own_streaming_and_one_we_wake_hears_nothing() -> None:
-    link = FakeLink()
+async def test_a_satellite_that_stands_down_ends_its_own_streaming_and_one_we_wake_hears_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    sent = Sent(monkeypatch)
     wake = SatelliteWake(None)
     metrics = Metrics()
-    events = SatelliteEvents(satellite(link, wake), metrics)
-    events.pipeline("asr")  # its own wake word: it streams until told the utterance is over
-    events.step("stand-down", "")
-    await drained(link, 1)
-    assert link.sent == [Transcript(text="")]
-    events.pipeline("wake")  # it streams all the time: standing down needs nothing sent
-    events.step("stand-down", "")
-    assert link.sent == [Transcript(text="")]
+    sent.link.on_pipeline = SatelliteControl(satellite(sent.link, wake), metrics).pipeline
+    steps = SatelliteSteps("kitchen", metrics, wake, sent.link)
+    sent.pipeline(PipelineStage.ASR)  # its own wake word: it streams until told the utterance is over
+    told(steps, (VoiceStep.STAND_DOWN, ""))
+    await sent.drained(1)
+    assert sent.events == [Transcript(text="")]
+    sent.pipeline(PipelineStage.WAKE)  # it streams all the time: standing down needs nothing sent
+    told(steps, (VoiceStep.STAND_DOWN, ""))
+    assert sent.events == [Transcript(text="")]
     assert metrics.satellite_events.labels("kitchen", "stood-down")._value.get() == 2

@@ -27,6 +27,7 @@ from wyoming.tts import Synthesize
 from homeassist.assistant.core import NO_ACTIONS
 from homeassist.config.loader import load_settings
 from homeassist.daemon import main as daemon_main
+from homeassist.daemon import voice_parts
 from homeassist.daemon.wyoming import SpeechToText
 from homeassist.messages import Transcript as Heard
 from tests.audio.conftest import STT_TIME_LIMIT_S
@@ -182,12 +183,12 @@ async def test_asr_uses_the_daemons_one_transcriber_made_once(
         made.append(FakeTranscriber())
         return made[-1]
 
-    monkeypatch.setattr(daemon_main, "build_transcriber", make)
+    monkeypatch.setattr(voice_parts, "build_transcriber", make)
     daemon = daemon_main.Daemon(load_settings(env={"HOMEASSIST_OLLAMA__BASE_URL": closed_url}))
-    stt = SpeechToText(daemon.transcriber)
+    stt = SpeechToText(daemon.shared.transcriber)
     audio = np.zeros(1600, dtype=np.int16)
     assert (await stt(audio)).source == "wyoming"
     await stt(audio)
-    shared = await daemon.transcriber()  # what a satellite gets
+    shared = await daemon.shared.transcriber()  # what a satellite gets
     (own,) = made
     assert shared is cast(Any, own) and own.heard == 2

@@ -15,6 +15,7 @@ import pytest
 from aioesphomeapi.model import VoiceAssistantEventType as Events
 from aioesphomeapi.model import VoiceAssistantFeature, VoiceAssistantTimerEventType
 
+from homeassist.audio.steps import VoiceEvent, VoiceStep
 from homeassist.esphome.link import EsphomeLink
 from homeassist.esphome.media import MediaListener
 from homeassist.esphome.satellite import EsphomeRun
@@ -80,9 +81,9 @@ async def test_a_reply_that_asks_back_reopens_the_microphone_and_a_statement_doe
         link.on_pipeline = lambda stage: begun.append(run.begin())
         listening = asyncio.create_task(device.start_run(tone(0.3), pace=False, trailing_silence_s=30.0))
         await device.wait_event(Events.VOICE_ASSISTANT_RUN_START, timeout_s=BOUND_S)
-        run.step("speech-stopped", "")
+        run.tell(VoiceEvent(VoiceStep.SPEECH_STOPPED))
         assert (await listening).ended_by == "VOICE_ASSISTANT_STT_VAD_END"
-        run.step("transcript", "turn on the porch light")
+        run.tell(VoiceEvent(VoiceStep.TRANSCRIPT, "turn on the porch light"))
         assert await run.play(wav_of(tone(0.2))) is True  # the device fetches the stream
         run.finish(begun[0], "Did you mean the porch light or the porch lamp?")
         end = await device.wait_event(Events.VOICE_ASSISTANT_INTENT_END, timeout_s=BOUND_S)
@@ -91,8 +92,8 @@ async def test_a_reply_that_asks_back_reopens_the_microphone_and_a_statement_doe
         await device.wait_for(lambda: len(begun) == 2, BOUND_S, "the microphone reopened")
         assert [r.wake_word_phrase for r in device.runs] == ["Hey Jarvis", ""]
         since = len(device.events)
-        run.step("speech-stopped", "")
-        run.step("transcript", "the porch light")
+        run.tell(VoiceEvent(VoiceStep.SPEECH_STOPPED))
+        run.tell(VoiceEvent(VoiceStep.TRANSCRIPT, "the porch light"))
         run.finish(begun[1], "The porch light is on.")
         end = await device.wait_event(Events.VOICE_ASSISTANT_INTENT_END, since=since, timeout_s=BOUND_S)
         assert end.data["continue_conversation"] == "0"
@@ -116,7 +117,7 @@ async def test_a_run_stood_down_ends_quietly_and_a_finished_or_given_up_run_is_t
             Events.VOICE_ASSISTANT_RUN_END,
         ], types
         # The loop's steps after standing down, and that run's reply, reach the device no more.
-        run.step("transcript", "turn on the light")
+        run.tell(VoiceEvent(VoiceStep.TRANSCRIPT, "turn on the light"))
         run.finish(first, "The kitchen light is on.")
         second = run.begin()
         assert second == first + 1
@@ -124,7 +125,7 @@ async def test_a_run_stood_down_ends_quietly_and_a_finished_or_given_up_run_is_t
         assert run.given_up() is True
         run.replying = True  # its reply was being written when the device gave it up
         assert await run.play(wav_of(tone(0.1))) is False  # cut short: no announcement either
-        run.step("speech-stopped", "")
+        run.tell(VoiceEvent(VoiceStep.SPEECH_STOPPED))
         run.finish(second, "late")
         run.fail("intent-failed", "Sorry, something went wrong.")  # a reply failing after the stop
         assert run.given_up() is False

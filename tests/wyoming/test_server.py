@@ -20,7 +20,7 @@ from wyoming.tts import Synthesize
 from homeassist.errors import QueueFullError
 from homeassist.messages import Reply
 from homeassist.wyoming import WyomingError, WyomingService
-from homeassist.wyoming import service as service_module
+from homeassist.wyoming import server as service_module
 from homeassist.wyoming.connection import FAILED, TOO_SLOW
 from tests.wyoming.conftest import DESCRIPTION, Client, FakeAssistant, reply, settings
 

@@ -25,7 +25,7 @@ from homeassist.audio.voice import build_endpointer, build_wake
 from homeassist.config.loader import load_settings
 from homeassist.config.settings import Settings
 from homeassist.config.speech import SttSettings
-from homeassist.daemon import main
+from homeassist.daemon import main, microphone
 from homeassist.messages import Intent, Reply
 from tests.audio.test_speaker import fake_aplay
 from tests.conftest import wait_until_async
@@ -78,7 +78,7 @@ async def test_a_hung_speaker_degrades_voice_and_capture_hears_again(
     async def built(settings: Settings, state: Path, handle: object, *_: object) -> VoiceLoop:
         return voice
 
-    monkeypatch.setattr(main, "build_voice", built)
+    monkeypatch.setattr(microphone, "build_voice", built)
     daemon = main.Daemon(loaded, stdin=None)
     component = daemon.supervisor.component("voice")
     task = asyncio.create_task(daemon._voice(component))
