@@ -22,6 +22,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
+from homeassist.backoff import delay as backoff_delay
 from homeassist.errors import HomeassistError
 
 _LOGGER = logging.getLogger("homeassist.supervisor")
@@ -148,7 +149,7 @@ class Supervisor:
                     component.set("stopped", component.reason)
                     return
                 last_problem = problem
-                delay = backoff[min(failures, len(backoff) - 1)]
+                delay = backoff_delay(backoff, failures)
                 failures += 1
                 # Degraded until the work says it is ready again; the retries themselves are not news.
                 component.set("degraded", problem)

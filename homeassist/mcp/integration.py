@@ -34,6 +34,8 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from mcp import ClientSession, types
 from mcp.shared.exceptions import MCPError as SDKError
 
+from homeassist.backoff import delay as backoff_delay
+from homeassist.backoff import doubling
 from homeassist.errors import MCPError
 from homeassist.mcp.session import ServerConfig, Session, describe, result_text
 
@@ -142,7 +144,7 @@ class MCPIntegration:
 
     async def _start(self, config: ServerConfig) -> Session:
         await asyncio.to_thread(_preflight, config)
-        delay = START_BACKOFF_S
+        waits = doubling(START_BACKOFF_S, START_BACKOFF_S * 2 ** (START_ATTEMPTS - 1))
         problem = ""
         for attempt in range(1, START_ATTEMPTS + 1):
             self._check_open(config.name)
@@ -177,8 +179,7 @@ class MCPIntegration:
                 problem,
             )
             if attempt < START_ATTEMPTS:
-                await asyncio.sleep(delay)
-                delay *= 2
+                await asyncio.sleep(backoff_delay(waits, attempt - 1))
         what_to_do = config.hint or f"check [mcp.servers.{config.name}] command and args"
         raise MCPError(
             f"the MCP server {config.name!r} could not be started ({START_ATTEMPTS} attempts; last: "

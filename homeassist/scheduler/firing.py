@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+from homeassist.backoff import delay as backoff_delay
 from homeassist.errors import HomeassistError, NotReadyError
 from homeassist.scheduler.store import Job, StoreLoss, TimerStore
 
@@ -84,7 +85,7 @@ async def fire(
                 why = f"{err} (still, {grace:g} s after its time: [scheduler] misfire_grace_s)"
                 await _failed(store, on_lost, job, why, err.spoken)
                 return
-            delay = min(RETRY_S[min(tries, len(RETRY_S) - 1)], left)
+            delay = min(backoff_delay(RETRY_S, tries), left)
             log = _LOGGER.warning if tries == 0 else _LOGGER.debug
             log("%s %s cannot run yet: %s; trying again for up to %.0f s", job.kind, job.id, err, left)
             tries += 1

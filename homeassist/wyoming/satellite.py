@@ -56,6 +56,8 @@ from wyoming.wake import Detection
 from homeassist.audio.capture import FRAME_SAMPLES, AudioFrame
 from homeassist.audio.link import BaseLink
 from homeassist.audio.steps import VoiceEvent, VoiceStep
+from homeassist.backoff import delay as backoff_delay
+from homeassist.backoff import doubling
 from homeassist.wyoming.collaborators import WyomingError
 from homeassist.wyoming.connection import CHANNELS, RATE, SAMPLES_PER_CHUNK, WIDTH, to_mono
 
@@ -148,8 +150,10 @@ class SatelliteLink(BaseLink):
         self._ended()
 
     async def _run(self) -> None:
-        delay = self._backoff_s
+        waits = doubling(self._backoff_s, self._backoff_max_s)
+        failures = 0
         while True:
+            delay = backoff_delay(waits, failures)
             try:
                 await self._connect()
             except (OSError, TimeoutError, SatelliteError) as err:
@@ -169,14 +173,14 @@ class SatelliteLink(BaseLink):
                 finally:
                     await self._disconnect()
                 if self._accepted:
-                    delay = self._backoff_s  # it served us: the next outage starts the backoff again
+                    failures, delay = 0, waits[0]  # it served us: the next outage starts the backoff again
                 else:  # 1.0.0 stops reading a second server's connection (it stays open): the probe ends it
                     why += "; nothing streamed: does another server, such as Home Assistant, use it?"
                 log = _LOGGER.warning if self._last_error != why else _LOGGER.debug
                 log("Satellite %s disconnected (%s); reconnecting in %g s", self.name, why, delay)
                 self._set_connected(False, why)
             await asyncio.sleep(delay)
-            delay = min(delay * 2, self._backoff_max_s)
+            failures += 1
 
     async def _connect(self) -> None:
         client = AsyncTcpClient(self._host, self._port, connect_timeout=self._connect_timeout_s)

@@ -26,6 +26,7 @@ from zwave_js_server.client import Client
 from zwave_js_server.exceptions import BaseZwaveJSServerError
 from zwave_js_server.model.driver import Driver
 
+from homeassist.backoff import delay as backoff_delay
 from homeassist.errors import ZWaveUnavailableError
 
 _LOGGER = logging.getLogger(__name__)
@@ -128,7 +129,7 @@ class ZWaveConnection:
             except Exception:
                 _LOGGER.exception("Z-Wave JS connection to %s failed unexpectedly; retrying", self.url)
                 self._failures += 1
-            await asyncio.sleep(BACKOFF_S[min(self._failures, len(BACKOFF_S) - 1)])
+            await asyncio.sleep(backoff_delay(BACKOFF_S, self._failures))
 
     async def _connect_and_listen(self) -> None:
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=self.connect_timeout_s)
