@@ -177,6 +177,64 @@ class NotReadyError(SchedulerError):
         self.ready = ready
 
 
+class WakeWordError(AudioError):
+    """The wake-word models could not be found or loaded."""
+
+    spoken = "My wake word detector is not available."
+
+
+class SpeakerError(AudioError):
+    """Speech could not be synthesized or played."""
+
+    spoken = ""
+
+
+class VadError(AudioError):
+    """The voice-activity model could not be found or loaded."""
+
+    spoken = "My speech detector is not available."
+
+
+class RemoteSttError(AudioError):
+    """The Wyoming asr service at ``[stt] uri`` gave no transcript; the message names it and the fix."""
+
+    spoken = "I can't reach the speech recognizer."
+
+
+class AudioDeviceError(AudioError):
+    """No usable audio input: PortAudio is missing, the device is unknown, or the stream failed."""
+
+    spoken = "I can't use the microphone."
+
+
+class AudioFormatError(AudioError):
+    """A file is not a WAV file this reader understands (the message says what it found)."""
+
+    spoken = "I can't read that audio file."
+
+
+class SttModelError(AudioError):
+    """The speech-to-text model is missing, damaged, or does not fit the language."""
+
+    spoken = "My speech recognition model is not available."
+
+
+class EsphomeError(HomeassistError):
+    """An ESPHome device could not be used."""
+
+
+class WyomingError(HomeassistError):
+    """The Wyoming services cannot run (their address cannot be listened on); the message says why."""
+
+    spoken = "The Wyoming services for Home Assistant are not running; please check the log."
+
+
+class SatelliteError(WyomingError):
+    """A satellite cannot be reached or stopped listening; the message says which and why."""
+
+    spoken = "I can't reach that satellite."
+
+
 def kinds_of(base: type[BaseException]) -> frozenset[str]:
     """The names of ``base`` and of every class under it: the ``Reply.error_kind`` values that mean an
     error of that family (a reply carries its error's kind as a name, so that it travels as JSON)."""

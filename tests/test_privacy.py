@@ -13,13 +13,14 @@ from typing import Any
 import pytest
 
 from homeassist.audio.pipeline import Heard, VoiceLoop
-from homeassist.audio.speaker import Speaker, SpeakerError
+from homeassist.audio.speaker import Speaker
 from homeassist.audio.stt import BackgroundTranscriber
 from homeassist.audio.voice import build_endpointer, build_wake
 from homeassist.config.loader import load_settings
 from homeassist.config.speech import AudioSettings, SttSettings, TtsSettings
 from homeassist.daemon.health import component_reason
 from homeassist.daemon.main import Daemon
+from homeassist.errors import SpeakerError
 from homeassist.messages import Intent, Reply, Transcript
 from homeassist.scheduler.service import Job, SchedulerError
 from homeassist.tools.executor import ToolExecutor

@@ -32,7 +32,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from homeassist.errors import AudioError
+from homeassist.errors import AudioDeviceError, AudioFormatError
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -41,18 +41,6 @@ FRAME_SAMPLES = 1_280  # 80 ms: openWakeWord's frame size
 FRAME_SECONDS = FRAME_SAMPLES / SAMPLE_RATE
 
 Samples = npt.NDArray[np.int16]
-
-
-class AudioDeviceError(AudioError):
-    """No usable audio input: PortAudio is missing, the device is unknown, or the stream failed."""
-
-    spoken = "I can't use the microphone."
-
-
-class AudioFormatError(AudioError):
-    """A file is not a WAV file this reader understands (the message says what it found)."""
-
-    spoken = "I can't read that audio file."
 
 
 # eq=False: frames carry numpy arrays, which neither compare to a bool nor hash.

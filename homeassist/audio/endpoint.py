@@ -46,7 +46,7 @@ import numpy as np
 import numpy.typing as npt
 
 from homeassist.audio.capture import SAMPLE_RATE, AudioFrame
-from homeassist.errors import AudioError
+from homeassist.errors import VadError
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -66,12 +66,6 @@ _PHRASE_GAP = 5 * 512
 #: ... after at least this much speech ("hey jarvis" at 200 words a minute), so that the pause after a
 #: command's first word ("set", "what") is not taken for it.
 _PHRASE_MIN = round(0.45 * SAMPLE_RATE)
-
-
-class VadError(AudioError):
-    """The voice-activity model could not be found or loaded."""
-
-    spoken = "My speech detector is not available."
 
 
 @dataclass(frozen=True)

@@ -22,17 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from homeassist.config.loader import LoadedConfig
-from homeassist.errors import AudioError, ConfigError
+from homeassist.errors import ConfigError, SttModelError
 
 _LOGGER = logging.getLogger(__name__)
 
 CHUNK = 1 << 20
-
-
-class SttModelError(AudioError):
-    """The speech-to-text model is missing, damaged, or does not fit the language."""
-
-    spoken = "My speech recognition model is not available."
 
 
 @dataclass(frozen=True)

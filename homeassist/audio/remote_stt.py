@@ -72,7 +72,7 @@ from wyoming.info import Describe, Info
 from homeassist.audio.bias import Home, bias_text, home_phrases
 from homeassist.audio.stt import SAMPLE_RATE, without_filler
 from homeassist.config.speech import SttSettings
-from homeassist.errors import AudioError
+from homeassist.errors import RemoteSttError
 from homeassist.messages import Transcript
 
 _LOGGER = logging.getLogger(__name__)
@@ -87,12 +87,6 @@ CLOSE_S = 1.0
 #: Samples per ``audio-chunk`` (64 ms, as Home Assistant and wyoming-satellite send them).
 CHUNK_SAMPLES = 1024
 WIDTH, CHANNELS = 2, 1
-
-
-class RemoteSttError(AudioError):
-    """The Wyoming asr service at ``[stt] uri`` gave no transcript; the message names it and the fix."""
-
-    spoken = "I can't reach the speech recognizer."
 
 
 class RemoteSttUnreachable(RemoteSttError):

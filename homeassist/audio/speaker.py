@@ -41,7 +41,7 @@ from typing import Protocol
 import numpy as np
 
 from homeassist.config.speech import AudioSettings, TtsSettings
-from homeassist.errors import AudioError, HomeassistError
+from homeassist.errors import HomeassistError, SpeakerError
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -85,12 +85,6 @@ class Output(Protocol):
     def playing(self) -> bool:
         """Whether what was sent may still be playing there."""
         ...
-
-
-class SpeakerError(AudioError):
-    """Speech could not be synthesized or played."""
-
-    spoken = ""
 
 
 @dataclass

@@ -55,8 +55,9 @@ import numpy.typing as npt
 
 from homeassist.audio.bias import Home, bias_text, home_phrases
 from homeassist.audio.lexicon import LEXICON_WEIGHT, Hypothesis, choose, direction_agreement, known_words
-from homeassist.audio.models import SttModelError, is_english_only, resolve_model
+from homeassist.audio.models import is_english_only, resolve_model
 from homeassist.config.speech import SttSettings
+from homeassist.errors import SttModelError
 from homeassist.messages import Transcript
 
 _LOGGER = logging.getLogger(__name__)

@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from homeassist.audio.capture import FRAME_SAMPLES, FRAME_SECONDS, AudioFrame
-from homeassist.errors import AudioError
+from homeassist.errors import WakeWordError
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -64,12 +64,6 @@ def strip_wake_phrase(text: str, word: str) -> str:
             if SequenceMatcher(None, joined, name).ratio() >= _NAME_LIKENESS:
                 return text[tokens[index + 1].end() :].lstrip(" ,.!?;:-")
     return text
-
-
-class WakeWordError(AudioError):
-    """The wake-word models could not be found or loaded."""
-
-    spoken = "My wake word detector is not available."
 
 
 def models_dir() -> Path | None:

@@ -8,7 +8,7 @@ event loop on the first request if nothing loaded it before; without faster-whis
 ``asr``. ``tts`` synthesizes with the speaker's engine and plays nothing; without the engine there is
 no ``tts``. What is not served is said once at INFO, with why.
 
-A start that fails (the address in use) raises :class:`~homeassist.wyoming.WyomingError` with the fix:
+A start that fails (the address in use) raises :class:`~homeassist.errors.WyomingError` with the fix:
 the supervisor makes the component degraded, logs it once and tries again with backoff; the daemon
 goes on. Shutdown: the daemon stops this component right after the console, before the queue finishes,
 so no conversation arrives while the last request is answered; the service stops (bounded).

@@ -45,7 +45,7 @@ from aioesphomeapi.reconnect_logic import ReconnectLogic
 
 from homeassist.audio.capture import FRAME_SAMPLES, AudioFrame, to_frames
 from homeassist.audio.link import BaseLink
-from homeassist.errors import HomeassistError
+from homeassist.errors import EsphomeError
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -56,10 +56,6 @@ CLOSE_S = 5.0
 #: Silence added after a run's audio when the device ends it itself (its own end of speech), so that
 #: the endpointer hears the utterance end: more than any ``[audio]`` trailing silence.
 END_SILENCE_S = 3.0
-
-
-class EsphomeError(HomeassistError):
-    """An ESPHome device could not be used."""
 
 
 def esphome_address(uri: str) -> tuple[str, int]:

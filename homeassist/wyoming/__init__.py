@@ -7,7 +7,8 @@ collaborators it has, starts it and stops it; this package imports no daemon, as
 
 from __future__ import annotations
 
-from homeassist.wyoming.collaborators import Handler, Synthesizer, Transcriber, WyomingError
+from homeassist.errors import WyomingError
+from homeassist.wyoming.collaborators import Handler, Synthesizer, Transcriber
 from homeassist.wyoming.info import Description
 from homeassist.wyoming.server import WyomingService
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Protocol
 
-from homeassist.errors import HomeassistError
 from homeassist.messages import Reply, Transcript
 
 if TYPE_CHECKING:  # numpy comes with the audio extra; describe and handle work without it
@@ -32,9 +31,3 @@ class Synthesizer(Protocol):
 
 class Handler(Protocol):
     def __call__(self, text: str, /, *, allow_actions: bool) -> Awaitable[Reply]: ...
-
-
-class WyomingError(HomeassistError):
-    """The Wyoming services cannot run (their address cannot be listened on); the message says why."""
-
-    spoken = "The Wyoming services for Home Assistant are not running; please check the log."

@@ -58,7 +58,7 @@ from homeassist.audio.link import BaseLink
 from homeassist.audio.steps import VoiceEvent, VoiceStep
 from homeassist.backoff import delay as backoff_delay
 from homeassist.backoff import doubling
-from homeassist.wyoming.collaborators import WyomingError
+from homeassist.errors import SatelliteError
 from homeassist.wyoming.connection import CHANNELS, RATE, SAMPLES_PER_CHUNK, WIDTH, to_mono
 
 _LOGGER = logging.getLogger(__name__)
@@ -70,12 +70,6 @@ CLOSED = "the satellite closed the connection"
 #: :meth:`SatelliteLink.play` returns this long before the reply's expected end, so that the next
 #: sentence, synthesized meanwhile, reaches the satellite before it falls silent.
 PLAY_LEAD_S = 0.3
-
-
-class SatelliteError(WyomingError):
-    """A satellite cannot be reached or stopped listening; the message says which and why."""
-
-    spoken = "I can't reach that satellite."
 
 
 class SatelliteLink(BaseLink):

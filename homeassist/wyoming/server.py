@@ -33,7 +33,8 @@ from wyoming.server import AsyncTcpServer
 
 from homeassist.config.loader import listens_beyond_loopback
 from homeassist.config.settings import WyomingSettings
-from homeassist.wyoming.collaborators import Handler, Synthesizer, Transcriber, WyomingError
+from homeassist.errors import WyomingError
+from homeassist.wyoming.collaborators import Handler, Synthesizer, Transcriber
 from homeassist.wyoming.connection import Connection, Limits, Served
 from homeassist.wyoming.info import Description, build_info
 

@@ -176,8 +176,9 @@ class Server:
 
     async def ready(self) -> float:
         """Seconds until it answers ``describe`` with an asr program."""
-        from homeassist.audio.remote_stt import RemoteSttError, RemoteTranscriber
+        from homeassist.audio.remote_stt import RemoteTranscriber
         from homeassist.config.speech import SttSettings
+        from homeassist.errors import RemoteSttError
 
         client = RemoteTranscriber(SttSettings(uri=self.uri), language="en", connect_timeout_s=2.0)
         start = time.perf_counter()

@@ -21,8 +21,6 @@ import pytest
 from homeassist.audio.capture import (
     FRAME_SAMPLES,
     SAMPLE_RATE,
-    AudioDeviceError,
-    AudioFormatError,
     AudioFrame,
     AudioSource,
     MicrophoneSource,
@@ -30,6 +28,7 @@ from homeassist.audio.capture import (
     find_input_device,
     read_wav,
 )
+from homeassist.errors import AudioDeviceError, AudioFormatError
 
 from .conftest import (
     Clips,

@@ -26,7 +26,6 @@ from wyoming.error import Error
 from wyoming.event import Event, async_read_event, async_write_event
 
 from homeassist.audio.remote_stt import (
-    RemoteSttError,
     RemoteSttTimeout,
     RemoteSttUnreachable,
     RemoteTranscriber,
@@ -35,7 +34,7 @@ from homeassist.audio.stt import BackgroundTranscriber, SpeechTranscriber
 from homeassist.audio.voice import build_transcriber
 from homeassist.config.loader import load_settings
 from homeassist.config.speech import SttSettings
-from homeassist.errors import ConfigError, HomeassistError
+from homeassist.errors import ConfigError, HomeassistError, RemoteSttError
 from homeassist.messages import Transcript
 from homeassist.wyoming import WyomingService
 from tests.audio.conftest import STT_TIME_LIMIT_S, synthesize

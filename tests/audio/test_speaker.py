@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 from homeassist.audio import speaker as speaker_module
-from homeassist.audio.speaker import SPOKEN_KEPT, Speaker, SpeakerError
+from homeassist.audio.speaker import SPOKEN_KEPT, Speaker
 from homeassist.audio.stt import BackgroundTranscriber
 from homeassist.config.speech import AudioSettings, SttSettings, TtsSettings
-from homeassist.errors import HomeassistError
+from homeassist.errors import HomeassistError, SpeakerError
 from tests.audio.conftest import STT_TIME_LIMIT_S
 
 

@@ -12,9 +12,10 @@ import numpy.typing as npt
 import pytest
 
 from homeassist.audio import models
-from homeassist.audio.models import SttModelError, resolve_model, sha256
+from homeassist.audio.models import resolve_model, sha256
 from homeassist.audio.stt import BackgroundTranscriber
 from homeassist.config.speech import SttSettings
+from homeassist.errors import SttModelError
 from tests.audio.conftest import STT_TIME_LIMIT_S
 
 

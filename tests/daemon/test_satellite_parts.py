@@ -24,8 +24,9 @@ from homeassist.daemon.satellite_parts import (
     SatelliteSteps,
     SatelliteWake,
 )
+from homeassist.errors import SatelliteError
 from homeassist.metrics import Metrics
-from homeassist.wyoming.satellite import SatelliteError, SatelliteLink
+from homeassist.wyoming.satellite import SatelliteLink
 from tests.conftest import wait_until_async
 
 pytestmark = pytest.mark.timeout(30)

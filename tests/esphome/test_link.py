@@ -12,7 +12,8 @@ import pytest
 from aioesphomeapi.model import VoiceAssistantEventType, VoiceAssistantFeature
 
 from homeassist.audio.capture import FRAME_SAMPLES
-from homeassist.esphome.link import END_SILENCE_S, EsphomeError, EsphomeLink, esphome_address
+from homeassist.errors import EsphomeError
+from homeassist.esphome.link import END_SILENCE_S, EsphomeLink, esphome_address
 from tests.conftest import wait_until_async
 from tests.esphome.conftest import BOUND_S, KEY, OTHER_KEY, link_to, reading, subscribed, tone
 from tests.esphome.emulator import VoiceDevice

@@ -17,9 +17,9 @@ from wyoming.info import Describe, Info
 from wyoming.ping import Ping, Pong
 from wyoming.tts import Synthesize
 
-from homeassist.errors import QueueFullError
+from homeassist.errors import QueueFullError, WyomingError
 from homeassist.messages import Reply
-from homeassist.wyoming import WyomingError, WyomingService
+from homeassist.wyoming import WyomingService
 from homeassist.wyoming import server as service_module
 from homeassist.wyoming.connection import FAILED, TOO_SLOW
 from tests.wyoming.conftest import DESCRIPTION, Client, FakeAssistant, reply, settings

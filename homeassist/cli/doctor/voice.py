@@ -17,7 +17,8 @@ def check_microphone(spec: str) -> Check:
     except (ImportError, OSError) as err:  # OSError: the PortAudio library itself is missing
         fix = f"{SETUP} (it installs libportaudio2 and homeassist[audio]), or set [audio] input = 'none'"
         return need("microphone", f"cannot use PortAudio: {err}", fix)
-    from homeassist.audio.capture import AudioDeviceError, find_input_device
+    from homeassist.audio.capture import find_input_device
+    from homeassist.errors import AudioDeviceError
 
     try:
         index = find_input_device(spec)
@@ -34,7 +35,8 @@ def check_microphone(spec: str) -> Check:
 
 
 def check_speaker(settings: Settings) -> Check:
-    from homeassist.audio.speaker import Speaker, SpeakerError, output_device
+    from homeassist.audio.speaker import Speaker, output_device
+    from homeassist.errors import SpeakerError
 
     device = output_device(settings.audio.output)
     try:
@@ -54,7 +56,8 @@ def check_speech_model(settings: Settings, directory: Path) -> Check:
     model = settings.stt.model
     if importlib.util.find_spec("faster_whisper") is None:
         return need("speech model", "faster-whisper is not installed", f"{SETUP} (homeassist[audio])")
-    from homeassist.audio.models import PACKAGED, SttModelError, resolve_model
+    from homeassist.audio.models import PACKAGED, resolve_model
+    from homeassist.errors import SttModelError
 
     try:
         where = resolve_model(model, directory)
