@@ -15,8 +15,7 @@ from homeassist.audio.pipeline import VoiceLoop
 from homeassist.audio.wake import WakeWordDetector
 from homeassist.config.settings import Settings
 from homeassist.daemon.satellite_parts import Satellite, SatelliteWake
-from homeassist.scheduler.announcer import Speaker as AnnouncingSpeaker
-from homeassist.scheduler.announcer import Speakers
+from homeassist.scheduler.announcer import Speakers, Voice
 
 
 class Listeners:
@@ -63,20 +62,20 @@ class Listeners:
         """Whether someone speaks to a microphone now (after a wake word): a ringing round waits."""
         return any(loop.listening for loop in self.loops())
 
-    def audible_speaker(self) -> AnnouncingSpeaker | None:
+    def audible_speaker(self) -> Voice | None:
         """The local speaker, when a person hears it now (an output device, or replies kept as WAV)."""
         voice = self.voice
         if voice is None or (voice.speaker.device is None and not voice.speaker.wav_dir):
             return None
         return voice.speaker
 
-    def speaker_in(self, room: str | None) -> AnnouncingSpeaker | None:
+    def speaker_in(self, room: str | None) -> Voice | None:
         """Where an announcement for ``room`` is heard: the satellites in it and the local speaker when
         ``[assistant] room`` is it; for no room, or a room with none of them, every satellite connected
         and the local speaker (heard somewhere rather than nowhere)."""
         local = self.audible_speaker()
         satellites = [s for s in self.satellites.values() if s.link.connected]
-        everywhere: list[AnnouncingSpeaker] = [s.speaker for s in satellites]
+        everywhere: list[Voice] = [s.speaker for s in satellites]
         if local is not None:
             everywhere.append(local)
         chosen = everywhere

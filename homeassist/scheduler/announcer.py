@@ -40,8 +40,8 @@ ANNOUNCE_WAIT_S = 30.0
 IDLE_WAIT_S = 30.0
 
 
-class Speaker(Protocol):
-    """What the announcer needs of the speaker."""
+class Voice(Protocol):
+    """What the announcer needs of a speaker (``audio.speaker.Speaker``, or several as one)."""
 
     async def say(self, sentence: str) -> None: ...
 
@@ -55,7 +55,7 @@ class Speaker(Protocol):
 class Speakers:
     """Several speakers as one (an announcement for every room): each gets every sentence."""
 
-    def __init__(self, speakers: Sequence[Speaker]) -> None:
+    def __init__(self, speakers: Sequence[Voice]) -> None:
         self.speakers = tuple(speakers)
 
     async def say(self, sentence: str) -> None:
@@ -86,7 +86,7 @@ class Announcer:
         self,
         *,
         between: Between,
-        speaker: Callable[[str | None], Speaker | None],
+        speaker: Callable[[str | None], Voice | None],
         listening: Callable[[], bool],
         ring_s: float,
     ) -> None:
@@ -96,7 +96,7 @@ class Announcer:
         self.ring_s = ring_s
         #: The timer or alarm ringing now, if one is, and where.
         self.ringing: asyncio.Task[None] | None = None
-        self._ringing_on: Speaker | None = None
+        self._ringing_on: Voice | None = None
 
     @property
     def rings(self) -> bool:
@@ -177,7 +177,7 @@ class Announcer:
                 await speaker.stop()
             _LOGGER.info("Ringing dismissed")
 
-    async def _ring(self, speaker: Speaker, text: str, rang: bool = False) -> None:
+    async def _ring(self, speaker: Voice, text: str, rang: bool = False) -> None:
         deadline = time.monotonic() + self.ring_s
         if rang:
             await speaker.wait_idle(IDLE_WAIT_S)
@@ -187,7 +187,7 @@ class Announcer:
                 await speaker.wait_idle(IDLE_WAIT_S)
             await asyncio.sleep(RING_PAUSE_S)
 
-    async def _ring_once(self, speaker: Speaker, text: str) -> bool:
+    async def _ring_once(self, speaker: Voice, text: str) -> bool:
         """A tone and the sentence, unless someone is speaking (to say "stop"): whether it rang."""
         if self._listening():
             return False
