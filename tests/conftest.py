@@ -16,7 +16,6 @@ import os
 import re
 import select
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -33,6 +32,7 @@ from homeassist.daemon import runtime
 from homeassist.logs import setup_logging
 from homeassist.tools.executor import ToolExecutor
 from homeassist.web import build as web_build
+from standins.server import free_port as free_port
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -75,14 +75,6 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]
     monkeypatch.setattr(web_build, "build_web", local_only)
     monkeypatch.setattr(runtime, "build_web", local_only)
     yield
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on (bound, then released)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 #: How often a bounded poll looks again: short next to anything a test waits for.

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from standins.llama import CACHE_DIR, MODEL_0_5B, cached_model
 from tests.conftest import REPO
-from tests.llm.real_model import CACHE_DIR, MODEL_0_5B, cached_model
 
 SCRIPT = REPO / "scripts" / "install-service"
 UNITS = ("homeassist.service", "zwave-js-server.service")

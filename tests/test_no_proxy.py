@@ -18,12 +18,12 @@ from homeassist.config.loader import load_settings
 from homeassist.llm.ollama import OllamaClient, probe_ollama
 from homeassist.llm.openai import OpenAIClient
 from homeassist.tools.executor import ToolExecutor
+from standins.ollama import OllamaStandIn, reply
 from tests.api.test_server import REPLY, TOKEN, FakeDaemon
 from tests.conftest import REPO, free_port
 from tests.llm.conftest import ollama_settings
 from tests.llm.openai_standin import OpenAIStandIn
 from tests.llm.openai_standin import reply as openai_reply
-from tests.llm.standin import OllamaStandIn, reply
 
 BOUND_S = 30.0
 

@@ -15,8 +15,8 @@ from homeassist.config.loader import load_settings
 from homeassist.daemon import build_runtime
 from homeassist.messages import Intent, Reply, ToolResult
 from homeassist.stats import FILE_NAME, Stats, format_rates, judge
+from standins.ollama import OllamaStandIn, reply, tool_calls
 from tests.conftest import run_cli
-from tests.llm.standin import OllamaStandIn, reply, tool_calls
 
 
 def a_reply(

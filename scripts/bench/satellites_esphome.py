@@ -1,5 +1,5 @@
 """ESPHome voice satellites (issue 28), part of ``scripts/bench/satellites``: emulated Voice PE devices
-(the test suite's ``tests/esphome/emulator.py``, through ``harness.doubles``; the ESPHome native API on
+(the test suite's ``standins/esphome/emulator.py``, through ``harness.doubles``; the ESPHome native API on
 127.0.0.1) heard by the daemon's own ``run_satellite`` in this process, beside the local microphone.
 
 The devices run in a process of their own (``esphome_devices.py``, asked over its stdin), so their

@@ -1,7 +1,7 @@
 """Web-search fallback speed and the browser's memory, over local pages on 127.0.0.1.
 
 The real Playwright MCP server drives Debian's Chromium against the test search site
-(``tests/web/search_site.py`` through ``harness.doubles``: DuckDuckGo-style results pages). Chromium resolves
+(``standins/search_site.py`` through ``harness.doubles``: DuckDuckGo-style results pages). Chromium resolves
 no outside host.
 
 Figures:

@@ -15,7 +15,7 @@ from homeassist.daemon import Runtime, build_runtime
 from homeassist.llm.base import ModelAnswer, SentenceSink
 from homeassist.messages import IntentKind
 from homeassist.tools.executor import ToolExecutor
-from tests.llm.standin import OllamaStandIn, reply, tool_calls
+from standins.ollama import OllamaStandIn, reply, tool_calls
 from tests.zwave.conftest import KITCHEN_LIGHT, SWITCH, Observer
 
 

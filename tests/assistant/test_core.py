@@ -14,7 +14,7 @@ from homeassist.daemon import Runtime, build_runtime
 from homeassist.intent.classifier import IntentClassifier
 from homeassist.llm.chat import KIND_HINTS, ChatClient, answering_kind
 from homeassist.tools.manager import DEVICE_TOOLS
-from tests.llm.standin import OllamaStandIn, reply, tool_calls
+from standins.ollama import OllamaStandIn, reply, tool_calls
 from tests.zwave.conftest import (
     BEDROOM_BLINDS,
     BEDROOM_LAMP,

@@ -33,8 +33,7 @@ from homeassist.config.loader import load_settings
 from homeassist.daemon import Runtime, build_runtime
 from homeassist.messages import Reply
 from homeassist.tools.manager import DEVICE_TOOLS
-from tests.conftest import TEST_WEB_ENV, free_port
-from tests.llm.standin import (
+from standins.ollama import (
     Chunk,
     Drop,
     ErrorLine,
@@ -45,6 +44,7 @@ from tests.llm.standin import (
     stream,
     tool_calls,
 )
+from tests.conftest import TEST_WEB_ENV, free_port
 
 #: The bound on one request, from the call to the Reply.
 BOUND_S = 5.0

@@ -10,8 +10,8 @@ import threading
 
 from homeassist.assistant.answering import ONE_MOMENT, TOO_SLOW
 from homeassist.daemon import Runtime
+from standins.ollama import Chunk, OllamaStandIn, Pause, stream, tool_calls
 from tests.assistant.test_core import runtime_for
-from tests.llm.standin import Chunk, OllamaStandIn, Pause, stream, tool_calls
 from tests.zwave.conftest import (
     BEDROOM_BLINDS,
     BEDROOM_LAMP,

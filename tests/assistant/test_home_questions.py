@@ -12,8 +12,8 @@ from homeassist.assistant.core import Assistant
 from homeassist.intent.abilities import CAN_DO
 from homeassist.intent.home_questions import WHICH_ROOM
 from homeassist.tools.manager import ACTING_TOOLS
+from standins.ollama import OllamaStandIn, reply
 from tests.assistant.test_core import runtime_for
-from tests.llm.standin import OllamaStandIn, reply
 from tests.zwave.conftest import BEDROOM_LAMP, KITCHEN_LIGHT, LEVEL, SWITCH, Observer
 
 #: Every light and switch of the simulated home off (the Garage Light never reports: it stays off).

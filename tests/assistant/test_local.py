@@ -5,8 +5,8 @@ Z-Wave JS client. Each test leaves the session's home as it found it."""
 
 from __future__ import annotations
 
+from standins.ollama import OllamaStandIn
 from tests.assistant.test_core import runtime_for
-from tests.llm.standin import OllamaStandIn
 from tests.zwave.conftest import (
     BEDROOM_BLINDS,
     BEDROOM_LAMP,

@@ -25,9 +25,9 @@ from homeassist.daemon import Runtime, build_runtime
 from homeassist.errors import AmbiguousDeviceError, DeviceNotFoundError
 from homeassist.messages import Reply
 from homeassist.tools.manager import ACTING_TOOLS
+from standins.llama import CALL_TEXT, LlamaServer
 from tests.conftest import free_port
 from tests.llm.ollama_bridge import OllamaBridge
-from tests.llm.real_model import CALL_TEXT, LlamaServer
 
 MODEL = "qwen2.5-coder:0.5b"
 #: A busy 2-core machine processes a cold ~1,000-token prompt in 7 s or far more.

@@ -18,9 +18,9 @@ from homeassist.daemon import Runtime, build_runtime
 from homeassist.llm.chat import ROOM_LINE
 from homeassist.scheduler.service import Job, Scheduler
 from homeassist.tools.clock import resolve_timezone
+from standins.ollama import OllamaStandIn, reply, tool_calls
 from tests.assistant.conftest import StaticDevices
 from tests.intent.test_targets import HOME
-from tests.llm.standin import OllamaStandIn, reply, tool_calls
 
 
 async def nothing(job: Job) -> str:

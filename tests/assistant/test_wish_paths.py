@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from homeassist.daemon import Runtime
 from homeassist.scheduler.service import Scheduler
+from standins.ollama import OllamaStandIn, tool_calls
 from tests.assistant.test_rooms import runtime_for, scheduler  # noqa: F401 -- the fixture, by name
-from tests.llm.standin import OllamaStandIn, tool_calls
 from tests.zwave.conftest import (
     BEDROOM_BLINDS,
     BEDROOM_LAMP,

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import httpx
 
+from standins.ollama import OllamaStandIn, reply
+from standins.search_site import SearchSite
 from tests.cli.test_validate import script as validate_script
 from tests.conftest import REPO, TEST_RESOLVER_RULES, free_port, run_cli, wait_until
-from tests.llm.standin import OllamaStandIn, reply
-from tests.web.search_site import SearchSite
 from tests.zwave.conftest import (
     BEDROOM_BLINDS,
     FRONT_DOOR,

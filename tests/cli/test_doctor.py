@@ -23,10 +23,10 @@ from homeassist.cli.doctor import format_report, run_checks, run_doctor, service
 from homeassist.config.loader import LoadedConfig, load_settings
 from homeassist.config.settings import Settings
 from homeassist.web import playwright
+from standins.llama import CACHE_DIR, MODEL_0_5B, cached_model
+from standins.ollama import OllamaStandIn
 from tests.conftest import REPO, free_port
 from tests.llm.openai_standin import OpenAIStandIn
-from tests.llm.real_model import CACHE_DIR, MODEL_0_5B, cached_model
-from tests.llm.standin import OllamaStandIn
 
 
 def load(tmp_path: Path, **overrides: str) -> LoadedConfig:

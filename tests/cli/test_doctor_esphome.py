@@ -8,7 +8,7 @@ import socket
 
 from homeassist.cli.doctor.esphome import check_esphome
 from homeassist.config.settings import SatelliteSettings
-from tests.esphome.emulator import VoiceDevice
+from standins.esphome.emulator import VoiceDevice
 
 KEY = "px7tsbK3C7bpXHr2OevEV2ZMg/FrNpw2Pu5yTB9QBPg="
 OTHER_KEY = "Zz8A7cFrQ0zr9s8r3l5vC3mYwq4P1n0r2KqU1m6jXVE="

@@ -28,9 +28,9 @@ from homeassist.cli.validate.session import (
     harmless_tools,
 )
 from homeassist.llm.tool_format import to_ollama_tools
+from standins.ollama import Chunk, OllamaStandIn, Pause, Turn, hang, reply, stream, tool_calls
 from tests.conftest import free_port
 from tests.llm.conftest import ollama_settings
-from tests.llm.standin import Chunk, OllamaStandIn, Pause, Turn, hang, reply, stream, tool_calls
 
 BASE_NAMES = [
     REACHABLE,

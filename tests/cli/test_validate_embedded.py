@@ -12,7 +12,7 @@ import pytest
 
 from homeassist.cli import validate
 from homeassist.config.loader import LoadedConfig, load_settings
-from tests.llm.real_model import CACHE_DIR, MODEL_0_5B, cached_model
+from standins.llama import CACHE_DIR, MODEL_0_5B, cached_model
 
 pytestmark = pytest.mark.timeout(600)
 

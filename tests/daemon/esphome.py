@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from aioesphomeapi.model import VoiceAssistantEventType as Events
 
 from homeassist.audio.stt import BackgroundTranscriber
+from standins.esphome.emulator import VoiceDevice
 from tests.audio.conftest import STT_TIME_LIMIT_S, read_pcm16
 from tests.conftest import words
-from tests.esphome.emulator import VoiceDevice
 
 if TYPE_CHECKING:  # the conftest imports this module for its fixtures
     from tests.daemon.conftest import Daemon

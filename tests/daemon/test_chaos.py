@@ -39,10 +39,10 @@ import httpx
 import pytest
 
 from homeassist.zwave.control import to_zwave_level
+from standins.ollama import OllamaStandIn, reply
+from standins.search_site import SearchSite
 from tests.conftest import TEST_RESOLVER_RULES, SimProcess
 from tests.daemon.conftest import Daemon
-from tests.llm.standin import OllamaStandIn, reply
-from tests.web.search_site import SearchSite
 from tests.zwave.conftest import (
     BEDROOM_BLINDS,
     BEDROOM_LAMP,

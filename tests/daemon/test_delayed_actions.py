@@ -17,11 +17,11 @@ import pytest
 from wyoming.handle import Handled
 
 from homeassist.zwave.control import to_zwave_level
+from standins.ollama import OllamaStandIn, reply, tool_calls
 from tests.conftest import SimProcess, wait_until
 from tests.daemon.conftest import Daemon
 from tests.daemon.test_wyoming import ask as ask_wyoming
 from tests.daemon.test_wyoming import start_wyoming
-from tests.llm.standin import OllamaStandIn, reply, tool_calls
 from tests.zwave.conftest import (
     BEDROOM_BLINDS,
     KITCHEN_LIGHT,

@@ -20,9 +20,9 @@ from homeassist.config.settings import SatelliteSettings
 from homeassist.daemon.main import Daemon
 from homeassist.daemon.satellite_parts import Satellite
 from homeassist.esphome.link import EsphomeLink
+from standins.esphome.emulator import VoiceDevice
 from tests.conftest import FakeSpeaker, wait_until_async
 from tests.daemon.test_ringing import FakeLink, FakeVoice
-from tests.esphome.emulator import VoiceDevice
 
 pytestmark = pytest.mark.timeout(120)
 BOUND_S = 30.0

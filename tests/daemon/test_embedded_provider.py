@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from standins.llama import CACHE_DIR, MODEL_0_5B, cached_model
 from tests.conftest import free_port, wait_until
 from tests.daemon.conftest import Daemon
-from tests.llm.real_model import CACHE_DIR, MODEL_0_5B, cached_model
 from tests.llm.test_embedded import gone
 
 pytestmark = pytest.mark.timeout(900)

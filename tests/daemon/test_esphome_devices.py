@@ -24,12 +24,12 @@ import pytest
 from aioesphomeapi.model import VoiceAssistantEventType as Events
 
 from homeassist.audio.stt import BackgroundTranscriber
+from standins.esphome.emulator import Run
 from tests.conftest import POLL_S, wait_until, words
 from tests.daemon.conftest import Daemon
 from tests.daemon.esphome import BOUND_S, DeviceThread, heard_back, ran, start
 from tests.daemon.test_timers import switch
 from tests.esphome.conftest import KEY, OTHER_KEY
-from tests.esphome.emulator import Run
 from tests.zwave.conftest import BEDROOM_LAMP, KITCHEN_LIGHT, LEVEL, Observer
 
 pytestmark = pytest.mark.timeout(600)

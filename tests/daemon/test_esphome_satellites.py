@@ -18,12 +18,12 @@ from aioesphomeapi.model import VoiceAssistantEventType as Events
 from aioesphomeapi.model import VoiceAssistantTimerEventType as Timers
 
 from homeassist.audio.stt import BackgroundTranscriber
+from standins.esphome.emulator import VoiceDevice
 from tests.audio.conftest import synthesize
 from tests.conftest import wait_until, words
 from tests.daemon.conftest import Daemon
 from tests.daemon.esphome import BOUND_S, DeviceThread, heard_back, ran, start
 from tests.daemon.test_timers import switch
-from tests.esphome.emulator import VoiceDevice
 from tests.zwave.conftest import KITCHEN_LIGHT
 
 pytestmark = pytest.mark.timeout(600)

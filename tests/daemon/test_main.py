@@ -14,9 +14,9 @@ from pathlib import Path
 
 import httpx
 
+from standins.ollama import OllamaStandIn, hang, reply
 from tests.conftest import REPO, SimProcess, run_cli, wait_until_async
 from tests.daemon.conftest import Daemon
-from tests.llm.standin import OllamaStandIn, hang, reply
 
 KITCHEN_ON = "Kitchen Light is now on."
 

@@ -12,8 +12,8 @@ import pytest
 
 from homeassist.audio.capture import AudioFrame
 from homeassist.esphome.link import EsphomeLink
+from standins.esphome.emulator import VoiceDevice
 from tests.conftest import wait_until_async
-from tests.esphome.emulator import VoiceDevice
 
 KEY = "px7tsbK3C7bpXHr2OevEV2ZMg/FrNpw2Pu5yTB9QBPg="
 OTHER_KEY = "Zz8A7cFrQ0zr9s8r3l5vC3mYwq4P1n0r2KqU1m6jXVE="

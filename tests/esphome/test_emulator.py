@@ -1,6 +1,6 @@
 """The device emulator against ``aioesphomeapi``'s own client: it speaks the real protocol.
 
-Every test drives :class:`tests.esphome.emulator.VoiceDevice` with ``aioesphomeapi.APIClient`` (what
+Every test drives :class:`standins.esphome.emulator.VoiceDevice` with ``aioesphomeapi.APIClient`` (what
 homeassist uses) over 127.0.0.1, plaintext or noise-encrypted, and reply and announcement URLs are served
 by a small aiohttp server on 127.0.0.1. Waits are bounded (``BOUND_S``, a hang guard) and wait on what
 they expect, never on time.
@@ -44,8 +44,7 @@ from aioesphomeapi.model import (
 from aioesphomeapi.reconnect_logic import ReconnectLogic
 from aiohttp import web
 
-from tests.conftest import wait_until_async
-from tests.esphome.emulator import (
+from standins.esphome.emulator import (
     CHUNK_BYTES,
     SAMPLE_RATE,
     VOICE_PE_FEATURES,
@@ -53,6 +52,7 @@ from tests.esphome.emulator import (
     VoiceDevice,
     _scale,
 )
+from tests.conftest import wait_until_async
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -14,9 +14,9 @@ from aioesphomeapi.model import VoiceAssistantEventType, VoiceAssistantFeature
 from homeassist.audio.capture import FRAME_SAMPLES
 from homeassist.errors import EsphomeError
 from homeassist.esphome.link import END_SILENCE_S, EsphomeLink, esphome_address
+from standins.esphome.emulator import VoiceDevice
 from tests.conftest import wait_until_async
 from tests.esphome.conftest import BOUND_S, KEY, OTHER_KEY, link_to, reading, subscribed, tone
-from tests.esphome.emulator import VoiceDevice
 
 
 def test_an_address_is_host_and_port_with_the_api_port_by_default() -> None:

@@ -19,9 +19,9 @@ from homeassist.audio.steps import VoiceEvent, VoiceStep
 from homeassist.esphome.link import EsphomeLink
 from homeassist.esphome.media import MediaListener
 from homeassist.esphome.satellite import EsphomeRun
+from standins.esphome.emulator import VoiceDevice
+from standins.esphome.records import VOICE_PE_FEATURES
 from tests.esphome.conftest import BOUND_S, subscribed, tone
-from tests.esphome.emulator import VoiceDevice
-from tests.esphome.records import VOICE_PE_FEATURES
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -41,6 +41,7 @@ from typing import Any
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
+from standins.server import Pause, StandInServer
 from tests.llm.anthropic_turns import (
     DEFAULT_API_KEY,
     DEFAULT_MODELS,
@@ -69,7 +70,6 @@ from tests.llm.anthropic_turns import (
     text,
     tool_use,
 )
-from tests.standin_server import Pause, StandInServer
 
 __all__ = [
     "DEFAULT_API_KEY",

@@ -57,7 +57,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.standin_server import Pause, words
+from standins.server import Pause, words
 
 DEFAULT_API_KEY = "sk-ant-standin-0000"
 DEFAULT_MODELS = ("claude-haiku-4-5",)

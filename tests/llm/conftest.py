@@ -12,7 +12,7 @@ from homeassist.config.loader import load_settings
 from homeassist.config.settings import OllamaSettings
 from homeassist.llm.ollama import OllamaClient
 from homeassist.tools.executor import ToolExecutor
-from tests.llm.standin import OllamaStandIn
+from standins.ollama import OllamaStandIn
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """Ollama's HTTP API in front of an OpenAI-compatible server (the real ``llama-server`` of
-``tests/llm/real_model.py``), so that homeassist's Ollama client (``ChatOllama``, the ``ollama`` 0.6.3
+``standins/llama.py``), so that homeassist's Ollama client (``ChatOllama``, the ``ollama`` 0.6.3
 client) can be driven against a real model where no Ollama binary exists::
 
     async with LlamaServer() as llm, OllamaBridge(llm.openai_url, "qwen2.5-coder:0.5b") as ollama:
@@ -7,7 +7,7 @@ client) can be driven against a real model where no Ollama binary exists::
         ...
         assert ollama.upstream[0]["tools"]  # what llama-server was asked
 
-Routes, answered as Ollama 0.12 answers them (the wire shapes are those of ``tests/llm/standin.py``'s
+Routes, answered as Ollama 0.12 answers them (the wire shapes are those of ``standins/ollama.py``'s
 docstring): ``GET /``, ``GET /api/version``, ``GET /api/tags`` and ``POST /api/show`` describe the one
 model it announces (family ``qwen2``, capabilities completion and tools, context length 32768); another
 model name gets 404 ``model 'X' not found``. ``POST /api/chat`` is translated:
@@ -39,7 +39,7 @@ the first line (an error event, a dropped or timed-out upstream, tool-call argum
 object) is an ``{"error": ...}`` line. Upstream unreachable: 500. Every upstream request has a timeout
 (``timeout_s``, total). A client that goes away closes the upstream request, so generation stops.
 
-The server runs on its own thread and event loop (``tests/standin_server.py``), like the stand-in, so a
+The server runs on its own thread and event loop (``standins/server.py``), like the stand-in, so a
 synchronous client cannot deadlock a test's loop. ``chats`` holds the bodies received, ``upstream`` the
 translated bodies sent, ``answers`` the lines (or the one object) each chat was answered with.
 """
@@ -57,9 +57,9 @@ import aiohttp
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from tests.llm.ollama_turns import canonical, dumps, json_response, now, unloads
-from tests.llm.standin import Recorded
-from tests.standin_server import StandInServer
+from standins.ollama import Recorded
+from standins.ollama_turns import canonical, dumps, json_response, now, unloads
+from standins.server import StandInServer
 
 __all__ = ["OllamaBridge", "ToolCallBuilder", "to_openai"]
 

@@ -21,7 +21,7 @@ What a turn becomes on the wire is in ``tests/llm/openai_turns.py``. Besides:
 * ``GET /v1/models`` lists ``models``.
 * An accepted chat request with no scripted turn left is answered 500 (``no scripted reply``).
 
-The server runs on its own thread and event loop (``tests/standin_server.py``), so a synchronous
+The server runs on its own thread and event loop (``standins/server.py``), so a synchronous
 client cannot deadlock a test's event loop.
 """
 
@@ -37,6 +37,7 @@ from typing import Any
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
+from standins.server import Pause, StandInServer
 from tests.llm.openai_turns import (
     DEFAULT_MODELS,
     Drop,
@@ -63,7 +64,6 @@ from tests.llm.openai_turns import (
     tool_calls,
     usage_chunk,
 )
-from tests.standin_server import Pause, StandInServer
 
 __all__ = [
     "DEFAULT_MODELS",

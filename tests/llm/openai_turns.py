@@ -33,7 +33,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.standin_server import Pause, words
+from standins.server import Pause, words
 
 DEFAULT_MODELS = ("qwen3:0.6b",)
 

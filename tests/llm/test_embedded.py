@@ -30,9 +30,9 @@ from homeassist.llm.embedded import (
 )
 from homeassist.messages import IntentKind
 from homeassist.tools.executor import ToolExecutor
+from standins.llama import CACHE_DIR, MODEL_0_5B, cached_model
+from standins.ollama import OllamaStandIn
 from tests.conftest import free_port, wait_until_async
-from tests.llm.real_model import CACHE_DIR, MODEL_0_5B, cached_model
-from tests.llm.standin import OllamaStandIn
 
 pytestmark = pytest.mark.timeout(600)
 

@@ -30,9 +30,7 @@ from homeassist.llm.ollama import (
 )
 from homeassist.llm.tool_format import to_ollama_tools
 from homeassist.tools.executor import Correction, ToolExecutor, guarded
-from tests.conftest import free_port
-from tests.llm.conftest import Home, ollama_settings
-from tests.llm.standin import (
+from standins.ollama import (
     Chunk,
     Drop,
     ErrorLine,
@@ -44,6 +42,8 @@ from tests.llm.standin import (
     stream,
     tool_calls,
 )
+from tests.conftest import free_port
+from tests.llm.conftest import Home, ollama_settings
 
 MakeClient = Callable[..., tuple[OllamaClient, list[BaseTool]]]
 

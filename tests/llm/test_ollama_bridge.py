@@ -1,4 +1,4 @@
-"""homeassist's Ollama client against the real small model: llama-server (``tests/llm/real_model.py``)
+"""homeassist's Ollama client against the real small model: llama-server (``standins/llama.py``)
 behind the Ollama bridge (``tests/llm/ollama_bridge.py``). What the model says is not asserted beyond
 the obvious; what is asserted is that each side of the bridge spoke its protocol.
 
@@ -23,10 +23,10 @@ from homeassist.errors import ModelResponseError
 from homeassist.llm.ollama import OllamaClient
 from homeassist.llm.tool_format import to_ollama_tools
 from homeassist.tools.executor import ToolExecutor
+from standins.llama import LlamaServer, cached_model
 from tests.llm.conftest import ollama_settings
 from tests.llm.ollama_bridge import OllamaBridge, to_openai
 from tests.llm.openai_standin import ErrorData, OpenAIStandIn, Text, stream, tool_calls
-from tests.llm.real_model import LlamaServer, cached_model
 
 MODEL = "qwen2.5-coder:0.5b"
 

@@ -12,8 +12,8 @@ from homeassist.llm.ollama import OllamaClient, parse_version
 from homeassist.llm.profiles import BUILTIN, DEFAULT, TOOL_PRIORITY, profile_for
 from homeassist.tools.executor import ToolExecutor
 from homeassist.tools.manager import DEVICE_TOOLS, TIERS
+from standins.ollama import OllamaStandIn, reply
 from tests.llm.conftest import Home
-from tests.llm.standin import OllamaStandIn, reply
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_ollama import ChatOllama
 
-from tests.llm.standin import (
+from standins.ollama import (
     Chunk,
     Done,
     Drop,

@@ -1,5 +1,5 @@
 """The web search end to end: the Assistant, the real Playwright MCP server driving Debian's Chromium,
-a local search site (tests/web/search_site.py) and the Ollama stand-in. Nothing leaves 127.0.0.1:
+a local search site (standins/search_site.py) and the Ollama stand-in. Nothing leaves 127.0.0.1:
 Chromium maps every other host to 127.0.0.1:9, and the browser may open only the search site.
 
 The search site is on loopback, which Chromium's Local Network Access treats like this machine's own
@@ -25,9 +25,9 @@ from homeassist.config.loader import load_settings
 from homeassist.daemon import Runtime, build_runtime
 from homeassist.errors import WebSearchBlocked, WebSearchError, WebSearchTimeout
 from homeassist.web.fallback import LOOKUP_NOTICE, search_query
+from standins.ollama import OllamaStandIn, reply, tool_calls
+from standins.search_site import INJECTION, SearchSite
 from tests.conftest import TEST_RESOLVER_RULES, wait_until_async
-from tests.llm.standin import OllamaStandIn, reply, tool_calls
-from tests.web.search_site import INJECTION, SearchSite
 from tests.zwave.conftest import FRONT_DOOR, Observer
 
 LOCK = 98

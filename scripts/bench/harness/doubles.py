@@ -1,20 +1,16 @@
-"""The stand-ins the benches share with the test suite, and the one place in scripts/bench that reaches
-into ``tests/`` for them.
+"""The stand-ins the benches share with the test suite (the repository's ``standins`` package, outside
+``tests/``: emulators of other programs, not fixtures of one test).
 
-Contract: ``from harness.doubles import NAME`` gives the test suite's own stand-in, imported when first
-asked for (so a bench that needs none of them loads none of their dependencies):
+Contract: ``from harness.doubles import NAME`` gives the stand-in, imported when first asked for (so a
+bench that needs none of them loads none of their dependencies):
 
 - ``VoiceDevice``, ``DeviceState``, ``Run``, ``Connection``, ``CHUNK_BYTES``, ``CHUNK_S``: the emulated
-  ESPHome voice device (tests/esphome);
+  ESPHome voice device (standins/esphome);
 - ``OllamaStandIn``, ``Turn``, ``Chunk``, ``Pause``, ``reply``, ``stream``, ``tool_calls``: the scripted
-  Ollama server (tests/llm/standin.py);
+  Ollama server (standins/ollama.py);
 - ``LlamaServer``, ``cached_model``, ``CALL_TEXT``, ``MODEL_0_5B``, ``MODEL_1_5B``: the real embedded
-  model's server (tests/llm/real_model.py);
-- ``SearchSite``: the local search results site (tests/web/search_site.py).
-
-These are emulators of other programs, not fixtures of one test; they belong in a package both the
-tests and the benches import (outside ``tests/``). Until they move, this module is the only import
-from ``tests`` here: moving them changes the table below and nothing else.
+  model's server (standins/llama.py);
+- ``SearchSite``: the local search results site (standins/search_site.py).
 """
 
 from __future__ import annotations
@@ -23,47 +19,47 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the same names, for type checkers (at run time each is imported when asked for)
-    from tests.esphome.emulator import DeviceState as DeviceState
-    from tests.esphome.emulator import Run as Run
-    from tests.esphome.emulator import VoiceDevice as VoiceDevice
-    from tests.esphome.framing import _Connection as Connection
-    from tests.esphome.records import CHUNK_BYTES as CHUNK_BYTES
-    from tests.esphome.records import CHUNK_S as CHUNK_S
-    from tests.llm.real_model import CALL_TEXT as CALL_TEXT
-    from tests.llm.real_model import MODEL_0_5B as MODEL_0_5B
-    from tests.llm.real_model import MODEL_1_5B as MODEL_1_5B
-    from tests.llm.real_model import LlamaServer as LlamaServer
-    from tests.llm.real_model import cached_model as cached_model
-    from tests.llm.standin import Chunk as Chunk
-    from tests.llm.standin import OllamaStandIn as OllamaStandIn
-    from tests.llm.standin import Pause as Pause
-    from tests.llm.standin import Turn as Turn
-    from tests.llm.standin import reply as reply
-    from tests.llm.standin import stream as stream
-    from tests.llm.standin import tool_calls as tool_calls
-    from tests.web.search_site import SearchSite as SearchSite
+    from standins.esphome.emulator import DeviceState as DeviceState
+    from standins.esphome.emulator import Run as Run
+    from standins.esphome.emulator import VoiceDevice as VoiceDevice
+    from standins.esphome.framing import _Connection as Connection
+    from standins.esphome.records import CHUNK_BYTES as CHUNK_BYTES
+    from standins.esphome.records import CHUNK_S as CHUNK_S
+    from standins.llama import CALL_TEXT as CALL_TEXT
+    from standins.llama import MODEL_0_5B as MODEL_0_5B
+    from standins.llama import MODEL_1_5B as MODEL_1_5B
+    from standins.llama import LlamaServer as LlamaServer
+    from standins.llama import cached_model as cached_model
+    from standins.ollama import Chunk as Chunk
+    from standins.ollama import OllamaStandIn as OllamaStandIn
+    from standins.ollama import Pause as Pause
+    from standins.ollama import Turn as Turn
+    from standins.ollama import reply as reply
+    from standins.ollama import stream as stream
+    from standins.ollama import tool_calls as tool_calls
+    from standins.search_site import SearchSite as SearchSite
 
 #: name here -> (module, name there)
 _WHERE: dict[str, tuple[str, str]] = {
-    "VoiceDevice": ("tests.esphome.emulator", "VoiceDevice"),
-    "DeviceState": ("tests.esphome.emulator", "DeviceState"),
-    "Run": ("tests.esphome.emulator", "Run"),
-    "Connection": ("tests.esphome.framing", "_Connection"),
-    "CHUNK_BYTES": ("tests.esphome.records", "CHUNK_BYTES"),
-    "CHUNK_S": ("tests.esphome.records", "CHUNK_S"),
-    "OllamaStandIn": ("tests.llm.standin", "OllamaStandIn"),
-    "Turn": ("tests.llm.standin", "Turn"),
-    "Chunk": ("tests.llm.standin", "Chunk"),
-    "Pause": ("tests.llm.standin", "Pause"),
-    "reply": ("tests.llm.standin", "reply"),
-    "stream": ("tests.llm.standin", "stream"),
-    "tool_calls": ("tests.llm.standin", "tool_calls"),
-    "LlamaServer": ("tests.llm.real_model", "LlamaServer"),
-    "cached_model": ("tests.llm.real_model", "cached_model"),
-    "CALL_TEXT": ("tests.llm.real_model", "CALL_TEXT"),
-    "MODEL_0_5B": ("tests.llm.real_model", "MODEL_0_5B"),
-    "MODEL_1_5B": ("tests.llm.real_model", "MODEL_1_5B"),
-    "SearchSite": ("tests.web.search_site", "SearchSite"),
+    "VoiceDevice": ("standins.esphome.emulator", "VoiceDevice"),
+    "DeviceState": ("standins.esphome.emulator", "DeviceState"),
+    "Run": ("standins.esphome.emulator", "Run"),
+    "Connection": ("standins.esphome.framing", "_Connection"),
+    "CHUNK_BYTES": ("standins.esphome.records", "CHUNK_BYTES"),
+    "CHUNK_S": ("standins.esphome.records", "CHUNK_S"),
+    "OllamaStandIn": ("standins.ollama", "OllamaStandIn"),
+    "Turn": ("standins.ollama", "Turn"),
+    "Chunk": ("standins.ollama", "Chunk"),
+    "Pause": ("standins.ollama", "Pause"),
+    "reply": ("standins.ollama", "reply"),
+    "stream": ("standins.ollama", "stream"),
+    "tool_calls": ("standins.ollama", "tool_calls"),
+    "LlamaServer": ("standins.llama", "LlamaServer"),
+    "cached_model": ("standins.llama", "cached_model"),
+    "CALL_TEXT": ("standins.llama", "CALL_TEXT"),
+    "MODEL_0_5B": ("standins.llama", "MODEL_0_5B"),
+    "MODEL_1_5B": ("standins.llama", "MODEL_1_5B"),
+    "SearchSite": ("standins.search_site", "SearchSite"),
 }
 
 __all__ = [

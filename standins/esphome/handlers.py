@@ -1,7 +1,7 @@
-"""The emulated ESPHome device's answers to client messages, for :mod:`tests.esphome.emulator`.
+"""The emulated ESPHome device's answers to client messages, for :mod:`standins.esphome.emulator`.
 
-:class:`_Handlers` is the part of :class:`~tests.esphome.emulator.VoiceDevice` that answers each
-message a :class:`~tests.esphome.framing._Connection` reads, as Voice PE on ESPHome 2025.11 does:
+:class:`_Handlers` is the part of :class:`~standins.esphome.emulator.VoiceDevice` that answers each
+message a :class:`~standins.esphome.framing._Connection` reads, as Voice PE on ESPHome 2025.11 does:
 hello, ping and disconnect; the device info and capabilities; the media player entity, its state and
 commands; the voice-assistant subscription (the first client keeps it), the client's answer to a run,
 its events (which end the listening and pick the reply URL), timer events (a finished timer rings),
@@ -57,8 +57,8 @@ from aioesphomeapi.model import (
     VoiceAssistantTimerEventType,
 )
 
-from tests.esphome.framing import _CLOSE, _Connection
-from tests.esphome.records import (
+from standins.esphome.framing import _CLOSE, _Connection
+from standins.esphome.records import (
     MEDIA_PLAYER_FEATURES,
     MEDIA_PLAYER_OBJECT_ID,
     Announcement,
@@ -67,7 +67,7 @@ from tests.esphome.records import (
     Purpose,
     TimerEvent,
 )
-from tests.esphome.runs import _Runs
+from standins.esphome.runs import _Runs
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -34,10 +34,10 @@ the answer, as a device that is told to restart), then the device's tasks are ca
 then the HTTP session closes; each wait is bounded by ``CLOSE_S``.
 
 This module holds :class:`VoiceDevice` itself (listening, shutdown and what a test reads) and re-exports
-the names tests use; its parts live beside it: :mod:`tests.esphome.records` (constants, states and the
-recorded dataclasses), :mod:`tests.esphome.framing` (the framings, the handshake, the refusals and one
-client connection), :mod:`tests.esphome.base` (the shared state, tasks and waits),
-:mod:`tests.esphome.runs` (a run and the media player) and :mod:`tests.esphome.handlers` (the answers
+the names tests use; its parts live beside it: :mod:`standins.esphome.records` (constants, states and the
+recorded dataclasses), :mod:`standins.esphome.framing` (the framings, the handshake, the refusals and one
+client connection), :mod:`standins.esphome.base` (the shared state, tasks and waits),
+:mod:`standins.esphome.runs` (a run and the media player) and :mod:`standins.esphome.handlers` (the answers
 to client messages).
 """
 
@@ -52,9 +52,9 @@ import aiohttp
 # The generated protobuf module carries no type information: its classes are Any to mypy.
 from aioesphomeapi.api_pb2 import DisconnectRequest  # type: ignore[attr-defined]
 
-from tests.esphome.framing import _Connection
-from tests.esphome.handlers import _Handlers
-from tests.esphome.records import (
+from standins.esphome.framing import _Connection
+from standins.esphome.handlers import _Handlers
+from standins.esphome.records import (
     API_VERSION,
     BOUND_S,
     CHUNK_BYTES,
@@ -77,7 +77,7 @@ from tests.esphome.records import (
     Run,
     TimerEvent,
 )
-from tests.esphome.runs import _scale
+from standins.esphome.runs import _scale
 
 __all__ = [
     "API_VERSION",

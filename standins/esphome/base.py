@@ -1,12 +1,12 @@
-"""The state every part of the emulated ESPHome device shares, for :mod:`tests.esphome.emulator`.
+"""The state every part of the emulated ESPHome device shares, for :mod:`standins.esphome.emulator`.
 
-:class:`_DeviceBase` is the root of :class:`~tests.esphome.emulator.VoiceDevice`: the constructor (its
+:class:`_DeviceBase` is the root of :class:`~standins.esphome.emulator.VoiceDevice`: the constructor (its
 arguments are documented on ``VoiceDevice``), the device's identity, the records a test reads (in
 order), the private state of the voice assistant and the media player, and the bookkeeping the other
 parts use: every task the device starts is kept until it ends (an unexpected error is logged once),
 and every recorded change wakes :meth:`_DeviceBase.wait_for`, so tests wait on the recordings with a
-bound and never a fixed sleep. The parts built on it, in order: :mod:`tests.esphome.runs` (a run and the
-media player), :mod:`tests.esphome.handlers` (the answers to client messages) and ``VoiceDevice``
+bound and never a fixed sleep. The parts built on it, in order: :mod:`standins.esphome.runs` (a run and the
+media player), :mod:`standins.esphome.handlers` (the answers to client messages) and ``VoiceDevice``
 (listening, shutdown and what a test reads).
 """
 
@@ -23,8 +23,8 @@ from typing import Any
 import aiohttp
 from aioesphomeapi.model import VoiceAssistantEventType
 
-from tests.esphome.framing import _Connection, _decode_key
-from tests.esphome.records import (
+from standins.esphome.framing import _Connection, _decode_key
+from standins.esphome.records import (
     API_VERSION,
     BOUND_S,
     ESPHOME_VERSION,
@@ -44,7 +44,7 @@ _LOGGER = logging.getLogger(__name__)
 
 
 class _DeviceBase:
-    """What :class:`~tests.esphome.emulator.VoiceDevice` is and records, and its tasks and waits."""
+    """What :class:`~standins.esphome.emulator.VoiceDevice` is and records, and its tasks and waits."""
 
     def __init__(
         self,

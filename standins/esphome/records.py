@@ -1,4 +1,4 @@
-"""What the emulated ESPHome voice device is and what it records, for :mod:`tests.esphome.emulator`.
+"""What the emulated ESPHome voice device is and what it records, for :mod:`standins.esphome.emulator`.
 
 The constants a test or the device's parts share (the loopback host, the microphone's chunking, the
 bounds on waits and shutdown), Voice PE's identity (its voice-assistant and media-player features, its

@@ -1,4 +1,4 @@
-"""The server life the HTTP stand-ins share (``tests/llm/standin.py`` for Ollama,
+"""The server life the HTTP stand-ins share (``standins/ollama.py`` for Ollama,
 ``tests/llm/anthropic_standin.py`` for Anthropic): an aiohttp app on ``127.0.0.1``, served on its own
 thread and event loop, so that a synchronous client cannot deadlock a test's event loop.
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import re
+import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -23,6 +24,14 @@ from types import TracebackType
 from typing import Self
 
 from aiohttp import web
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on (bound, then released)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
 
 
 @dataclass(frozen=True)

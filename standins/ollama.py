@@ -60,7 +60,7 @@ from typing import Any, Literal
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from tests.llm.ollama_turns import (
+from standins.ollama_turns import (
     Chunk,
     Done,
     Drop,
@@ -82,7 +82,7 @@ from tests.llm.ollama_turns import (
     tool_calls,
     unloads,
 )
-from tests.standin_server import Pause, StandInServer
+from standins.server import Pause, StandInServer
 
 __all__ = [
     "Chunk",

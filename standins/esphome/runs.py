@@ -1,13 +1,13 @@
-"""A run and the media player of the emulated ESPHome device, for :mod:`tests.esphome.emulator`.
+"""A run and the media player of the emulated ESPHome device, for :mod:`standins.esphome.emulator`.
 
-:class:`_Runs` is the part of :class:`~tests.esphome.emulator.VoiceDevice` that mirrors
+:class:`_Runs` is the part of :class:`~standins.esphome.emulator.VoiceDevice` that mirrors
 ``voice_assistant.cpp`` from the device's side. A run (:meth:`_Runs.start_run`) asks the subscribed
 client to start with ``VoiceAssistantRequest(start)``, waits (bounded) for its
 ``VoiceAssistantResponse``, then streams the given PCM and the room's silence after it in 1024-byte
 chunks, over the API or UDP, until the client ends the listening, "stop" is pressed
 (:meth:`_Runs.press_stop`) or the silence runs out. The media player plays URLs one after the other by
 fetching each whole with aiohttp (a host outside the allowed loopback names is refused unfetched),
-records each as a :class:`~tests.esphome.records.Playback`, tells subscribed clients its state, sends
+records each as a :class:`~standins.esphome.records.Playback`, tells subscribed clients its state, sends
 ``VoiceAssistantAnnounceFinished(success=True)`` when a reply or announcement ends, and then reopens
 the microphone for a continued conversation (with the PCM queued by :meth:`_Runs.queue_follow_up`).
 """
@@ -35,9 +35,9 @@ from aioesphomeapi.api_pb2 import (  # type: ignore[attr-defined]
 )
 from aioesphomeapi.model import MediaPlayerState, VoiceAssistantCommandFlag
 
-from tests.esphome.base import _DeviceBase
-from tests.esphome.framing import _Connection
-from tests.esphome.records import (
+from standins.esphome.base import _DeviceBase
+from standins.esphome.framing import _Connection
+from standins.esphome.records import (
     BOUND_S,
     CHUNK_BYTES,
     CHUNK_S,

@@ -46,7 +46,7 @@ import httpx
 
 from homeassist.config.settings import CACHED_MODELS
 from homeassist.llm.embedded import cache_dir, exited
-from tests.conftest import free_port
+from standins.server import free_port
 
 __all__ = [
     "CACHE_DIR",

@@ -1,4 +1,4 @@
-"""What a test scripts for the Ollama stand-in (``tests/llm/standin.py``): the events of a turn and the
+"""What a test scripts for the Ollama stand-in (``standins/ollama.py``): the events of a turn and the
 functions that build turns; and the JSON a turn becomes on Ollama's wire (the stand-in's module docstring
 says which shapes, and what the clients make of each failure)."""
 
@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from aiohttp import web
 
-from tests.standin_server import Pause, words
+from standins.server import Pause, words
 
 ToolCallSpec = tuple[str, Mapping[str, Any] | str]
 """``(name, arguments)``: a dict of arguments as Ollama sends them, or a string (see :func:`tool_calls`)."""

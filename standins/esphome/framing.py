@@ -1,4 +1,4 @@
-"""The wire of the emulated ESPHome device, for :mod:`tests.esphome.emulator`: framing and connections.
+"""The wire of the emulated ESPHome device, for :mod:`standins.esphome.emulator`: framing and connections.
 
 The native API's two framings as the device speaks them: plaintext (0x00, varuint length, varuint
 message type, payload) and noise (``Noise_NNpsk0_25519_ChaChaPoly_SHA256``, responder side, as
@@ -25,10 +25,10 @@ from cryptography.exceptions import InvalidTag
 # noiseprotocol publishes no type information.
 from noise.connection import NoiseConnection  # type: ignore[import-untyped]
 
-from tests.esphome.records import CLOSE_S, HOST
+from standins.esphome.records import CLOSE_S, HOST
 
 if TYPE_CHECKING:
-    from tests.esphome.emulator import VoiceDevice
+    from standins.esphome.emulator import VoiceDevice
 
 _LOGGER = logging.getLogger(__name__)
 
