@@ -40,12 +40,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 from collections import deque
-from collections.abc import Callable
 
-from homeassist.audio.arbiter import Claim
 from homeassist.audio.capture import AudioSource
 from homeassist.audio.endpoint import Endpointer
 from homeassist.audio.listening import ECHO_TAIL_S, NOTHING_HEARD, Listener
@@ -55,7 +52,6 @@ from homeassist.audio.speculation import EARLY_TRANSCRIBE_S, SPECULATE_AFTER_S, 
 from homeassist.audio.steps import VoiceEvent, VoiceHooks, VoiceStep
 from homeassist.audio.stt import SpeechTranscriber
 from homeassist.audio.wake import WakeWords
-from homeassist.messages import Reply, Transcript
 
 __all__ = [
     "EARLY_TRANSCRIBE_S",
@@ -162,35 +158,6 @@ class VoiceLoop:
     def hooks(self) -> VoiceHooks:
         """What the loop calls out to, given when it was made."""
         return self._hooks
-
-    @hooks.setter
-    def hooks(self, hooks: VoiceHooks) -> None:  # scripts/bench hooks up a loop it made
-        self._hooks = self.responder.hooks = self.listener.hooks = hooks
-
-    # Kept for scripts/bench, which sets these on a loop it made; new code passes ``hooks``.
-    @property
-    def gate(self) -> Callable[[Transcript], Reply | None] | None:
-        return self._hooks.gate
-
-    @gate.setter
-    def gate(self, gate: Callable[[Transcript], Reply | None] | None) -> None:
-        self.hooks = dataclasses.replace(self._hooks, gate=gate)
-
-    @property
-    def complete(self) -> Callable[[Transcript], bool] | None:
-        return self._hooks.complete
-
-    @complete.setter
-    def complete(self, complete: Callable[[Transcript], bool] | None) -> None:
-        self.hooks = dataclasses.replace(self._hooks, complete=complete)
-
-    @property
-    def claim_wake(self) -> Callable[[float | None], Claim] | None:
-        return self._hooks.claim_wake
-
-    @claim_wake.setter
-    def claim_wake(self, claim_wake: Callable[[float | None], Claim] | None) -> None:
-        self.hooks = dataclasses.replace(self._hooks, claim_wake=claim_wake)
 
     # --- what the parts count and keep ------------------------------------------------------------
 

@@ -12,9 +12,9 @@ Figures:
    ``SatelliteParts`` built as the daemon builds them: one ``RequestQueue`` whose handler calls the real
    ``Assistant.handle`` (source ``satellite:NAME``, its room) of a ``build_runtime`` runtime on the
    simulated home, one shared transcriber (``build_transcriber``, loaded once), ``SharedWake``. The
-   local path is a VoiceLoop built the same way (a detector of the same ``SharedWake``, ``build_endpointer``,
-   the shared transcriber, the same queue as source "voice", ``hook_up``) on an in-process source paced
-   like a sound card with the same noise and the same clip samples.
+   local path is a VoiceLoop built the same way (a detector of the same ``SharedWake``,
+   ``build_endpointer``, the shared transcriber, the same queue as source "voice", the Assistant's
+   hooks) on an in-process source paced like a sound card with the same noise and the same clip samples.
 
    The true end of speech is the moment the command's last speech sample was captured: the microphone (the
    satellite's, a separate process; or the in-process one) hands a block over once its last sample is captured

@@ -7,7 +7,7 @@ microphones' pacing, their fetching of replies and their side of the protocol co
 this one; it is reported apart. Here, as the daemon builds them: ``SatelliteParts`` from the Wyoming
 bench's ``Home`` (the real ``Assistant`` on the simulated home, one request queue, one transcriber, one
 ``SharedWake``) with ``media=`` one ``MediaListener("127.0.0.1")`` and ``arbiter=`` one ``Arbiter``,
-shared by every device and by the local microphone's loop (``hook_up(..., arbiter=...)``). Each device
+shared by every device and by the local microphone's loop (its hooks with the arbiter). Each device
 has ``SatelliteSettings(uri="esphome://127.0.0.1:PORT", room="")``: its room is the area it reports.
 
 1. End of speech -> action, p50/p95, with 1, 2 and 4 devices speaking at once (Kitchen, Bedroom, Living
@@ -73,7 +73,6 @@ from homeassist.audio.pipeline import VoiceLoop
 from homeassist.config.settings import SatelliteSettings
 from homeassist.daemon.satellites import Satellite, SatelliteParts, run_satellite
 from homeassist.daemon.supervisor import Component
-from homeassist.daemon.voice import hook_up
 from homeassist.esphome.media import MediaListener
 
 TARGET_DIFF_S = 0.2
@@ -115,11 +114,8 @@ class EsphomeHome:
 
     async def local_loop(self, mic: wy.LocalMic) -> VoiceLoop:
         """The Wyoming bench's local loop, hooked up as the daemon's ``_voice`` does: with the arbiter."""
-        loop = await self.home.local_loop(mic)
-        settings = self.home.settings
-        room = settings.assistant.room or None
-        hook_up(loop, self.home.runtime.assistant, settings.stt, room=lambda: room, arbiter=self.arbiter)
-        return loop
+        room = self.home.settings.assistant.room or None
+        return await self.home.local_loop(mic, room=room, arbiter=self.arbiter)
 
     @contextlib.asynccontextmanager
     async def connected(self, names: list[str]) -> AsyncIterator[dict[str, Satellite]]:
@@ -267,17 +263,17 @@ async def bench_shared(eh: EsphomeHome, clips: dict[str, wy.Clip], runs: int) ->
     claims: list[tuple[str, Claim]] = []
     utterances: list[dict[str, Any]] = []
     async with eh.connected(names) as sats:
-        for name, sat in sats.items():
-            claim_wake = sat.loop.claim_wake
-            assert claim_wake is not None  # run_satellite hooked the arbiter up
-
-            def recorded(score: float | None, name: str = name, claim_wake: Any = claim_wake) -> Claim:
-                claim: Claim = claim_wake(score)
-                claims.append((name, claim))
-                return claim
-
-            sat.loop.claim_wake = recorded
         source_of = {sats[n].source: n for n in names}
+        claim = eh.arbiter.claim
+
+        def recorded(source: str, room: str | None, *, wake_score: float | None = None) -> Claim:
+            """The arbiter's claim for a wake (every satellite's loop claims through it), recorded."""
+            made = claim(source, room, wake_score=wake_score)
+            if source in source_of:
+                claims.append((source_of[source], made))
+            return made
+
+        eh.arbiter.claim = recorded  # type: ignore[method-assign]
         for index in range(runs + OVER_WINDOW_RUNS):
             offset = OVER_WINDOW_S if index >= runs else SHARED_OFFSETS_S[index % len(SHARED_OFFSETS_S)]
             # Every offset with either device louder (the Kitchen's first device always wakes first).

@@ -78,7 +78,7 @@ from homeassist.config.loader import load_settings
 from homeassist.config.settings import Settings
 from homeassist.config.speech import AudioSettings, SttSettings, TtsSettings, WakeSettings
 from homeassist.daemon import Runtime, build_runtime
-from homeassist.daemon.voice import hook_up
+from homeassist.daemon.voice_parts import assistant_hooks, bias_speech
 from homeassist.messages import Reply
 from homeassist.zwave.sim import DEFAULT_HOME, SimulatedHome
 
@@ -455,8 +455,9 @@ def daemon_like_loop(
     speaker: Speaker,
     handle: Callable[[str, Callable[[str], Awaitable[None]]], Awaitable[Reply]],
 ) -> VoiceLoop:
-    """A VoiceLoop wired as the daemon wires it (``homeassist.daemon.voice.hook_up``: the confidence gate,
-    acting at the first pause, the home's names), on the bench's instrumented parts."""
+    """A VoiceLoop wired as the daemon wires it (``homeassist.daemon.voice_parts.assistant_hooks``: the
+    confidence gate, acting at the first pause; ``bias_speech``: the home's names), on the bench's
+    instrumented parts."""
     settings = runtime.settings
     loop = VoiceLoop(
         source,
@@ -466,10 +467,11 @@ def daemon_like_loop(
         speaker=speaker,
         handle=handle,
         act_after_s=settings.vad.act_after_ms / 1000,
+        # The request source is the Assistant's default, as the Recorder's (``voice_handle``) is.
+        hooks=assistant_hooks(runtime.assistant, settings.stt, source=LOCAL_SOURCE),
     )
     transcriber.wake_phrases = tuple(wake_phrase(w) for w in settings.wake.words)
-    # The request source is the Assistant's default, as the Recorder's (``voice_handle``) is.
-    hook_up(loop, runtime.assistant, settings.stt, source=LOCAL_SOURCE)
+    bias_speech(transcriber, runtime.assistant)
     return loop
 
 

@@ -25,6 +25,7 @@ import numpy as np
 from harness.noise import with_noise
 from harness.processes import free_port
 from harness.recorders import Recorder
+from homeassist.audio.arbiter import Arbiter
 from homeassist.audio.capture import SAMPLE_RATE, AudioSource
 from homeassist.audio.pipeline import VoiceLoop
 from homeassist.audio.speaker import Speaker
@@ -36,7 +37,7 @@ from homeassist.daemon import build_runtime
 from homeassist.daemon.requests import RequestQueue
 from homeassist.daemon.satellites import Satellite, SatelliteParts, SharedWake
 from homeassist.daemon.supervisor import Component
-from homeassist.daemon.voice import hook_up
+from homeassist.daemon.voice_parts import assistant_hooks, bias_speech
 from homeassist.messages import Reply
 from homeassist.metrics import Metrics
 
@@ -112,9 +113,12 @@ class Home:
             muted=lambda: False,
         )
 
-    async def local_loop(self, mic: AudioSource) -> VoiceLoop:
-        """A VoiceLoop on ``mic`` built as ``Daemon._voice`` builds it (on a device-less speaker, as
-        run_satellite's)."""
+    async def local_loop(
+        self, mic: AudioSource, *, room: str | None = None, arbiter: Arbiter | None = None
+    ) -> VoiceLoop:
+        """A VoiceLoop on ``mic`` built as the daemon's microphone builds it (on a device-less speaker,
+        as run_satellite's): its hooks given when it is made, for requests in ``room``, claiming its
+        wakes with ``arbiter``'s other listeners."""
         settings = self.settings
 
         async def handle(text: str, speak: Callable[[str], Awaitable[None]]) -> Reply:
@@ -122,19 +126,21 @@ class Home:
 
         wake = await self.wake.detector()
         assert wake is not None  # the bench's settings have a wake word
-        loop = voice_loop(
+        transcriber = await self.transcriber()
+        bias_speech(transcriber, self.runtime.assistant)
+        hooks = assistant_hooks(self.runtime.assistant, settings.stt, room=lambda: room, arbiter=arbiter)
+        return voice_loop(
             settings,
             mic,
             wake=wake,
             endpointer=await asyncio.to_thread(build_endpointer, settings),
-            transcriber=await self.transcriber(),
+            transcriber=transcriber,
             # No device and no WAV: the reply is synthesized as a satellite's is, and not played here.
             speaker=Speaker(settings.tts, settings.audio.model_copy(update={"wav_dir": ""}), device=None),
             handle=handle,
             close_transcriber=False,
+            hooks=hooks,
         )
-        hook_up(loop, self.runtime.assistant, settings.stt)
-        return loop
 
     async def aclose(self) -> None:
         if self._queue_task is not None:

@@ -1,7 +1,7 @@
-"""``hook_up`` (kept for scripts/bench): the Assistant's hooks put on a loop already made reach the
-loop's listening and responding halves, with the request's source and room, and its transcriber is
-biased toward the home. The daemon gives the same hooks when it makes a loop
-(``voice_parts.assistant_hooks``): tests/daemon/test_microphone.py and test_satellites.py run them."""
+"""``voice_parts``: the Assistant's hooks, given when a loop is made (``assistant_hooks``), reach the
+loop's listening and responding halves with the request's source and room, and the transcriber is
+biased toward the home (``bias_speech``). tests/daemon/test_microphone.py and test_satellites.py run
+them in the daemon."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import pytest
 from homeassist.audio.arbiter import Arbiter
 from homeassist.audio.pipeline import VoiceLoop
 from homeassist.config.speech import SttSettings
-from homeassist.daemon.voice import hook_up
+from homeassist.daemon.voice_parts import assistant_hooks, bias_speech
+from homeassist.home import HomeDevice, HomeModel
 from homeassist.messages import Intent, Reply, Transcript
 
 pytestmark = pytest.mark.timeout(30)
@@ -24,7 +25,9 @@ class FakeAssistant:
 
     def __init__(self) -> None:
         self.asked: list[tuple[str, Any]] = []
-        self.devices = SimpleNamespace(home=lambda: {"devices": [{"name": "Porch Light"}]})
+        self.devices = SimpleNamespace(
+            home=lambda: HomeModel.of((HomeDevice("Porch Light", "Porch", "light"),))
+        )
 
     def refuse_unheard(
         self, text: str, confidence: float, *, least: float, least_for_devices: float
@@ -41,8 +44,15 @@ class FakeAssistant:
         return True
 
 
-async def test_the_assistants_hooks_reach_both_halves_of_a_loop_made_before() -> None:
+async def test_the_assistants_hooks_given_when_a_loop_is_made_reach_both_its_halves() -> None:
     transcriber = SimpleNamespace(home=None)
+    assistant = FakeAssistant()
+    stt = SttSettings()
+    arbiter = Arbiter()
+    hooks = assistant_hooks(
+        cast(Any, assistant), stt, source="satellite:porch", room=lambda: "Porch", arbiter=arbiter
+    )
+    bias_speech(cast(Any, transcriber), cast(Any, assistant))
     loop = VoiceLoop(
         cast(Any, None),
         wake=cast(Any, SimpleNamespace(enabled=True, words=())),
@@ -50,12 +60,9 @@ async def test_the_assistants_hooks_reach_both_halves_of_a_loop_made_before() ->
         transcriber=cast(Any, transcriber),
         speaker=cast(Any, None),
         handle=cast(Any, None),
+        hooks=hooks,
     )
-    assistant = FakeAssistant()
-    stt = SttSettings()
-    arbiter = Arbiter()
-    hook_up(loop, cast(Any, assistant), stt, source="satellite:porch", room=lambda: "Porch", arbiter=arbiter)
-    assert loop.listener.hooks is loop.hooks and loop.responder.hooks is loop.hooks
+    assert loop.hooks is hooks and loop.listener.hooks is loop.hooks and loop.responder.hooks is loop.hooks
     gate, complete, claim_wake = loop.hooks.gate, loop.hooks.complete, loop.hooks.claim_wake
     assert gate is not None and complete is not None and claim_wake is not None
     heard = Transcript("turn on the porch light", confidence=0.4)
@@ -66,4 +73,8 @@ async def test_the_assistants_hooks_reach_both_halves_of_a_loop_made_before() ->
     ]
     claim = claim_wake(0.9)
     assert (claim.source, claim.room) == ("satellite:porch", "porch")
-    assert transcriber.home() == {"devices": [{"name": "Porch Light"}]}
+    assert transcriber.home() == {
+        "devices": [{"name": "Porch Light", "area": "Porch", "type": "light"}],
+        "areas": ["Porch"],
+        "floors": [],
+    }
