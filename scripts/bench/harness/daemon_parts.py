@@ -7,9 +7,9 @@ daemon shares between its listeners: the runtime (``build_runtime``), one ``Requ
 is a timed ``Recorder``, one transcriber loaded once, one ``SharedWake``; ``parts`` and ``local_loop``
 build a satellite's parts and the microphone's VoiceLoop from them.
 
-This is a copy of the daemon's wiring, kept in this one module: each method names the ``Daemon`` method
-it mirrors. When those change, change these alike (or, better, give the daemon a public builder the
-benches can call and delete this module).
+The transcriber and the wake models are the daemon's own ``SharedVoice``; the rest is a copy of the
+daemon's wiring, kept in this one module: each method names what of the daemon it mirrors. When those
+change, change these alike.
 """
 
 from __future__ import annotations
@@ -30,14 +30,14 @@ from homeassist.audio.capture import SAMPLE_RATE, AudioSource
 from homeassist.audio.pipeline import VoiceLoop
 from homeassist.audio.speaker import Speaker
 from homeassist.audio.stt import SpeechTranscriber
-from homeassist.audio.voice import build_endpointer, build_transcriber, voice_loop
+from homeassist.audio.voice import build_endpointer, voice_loop
 from homeassist.config.loader import load_settings
 from homeassist.config.settings import Settings
 from homeassist.daemon import build_runtime
 from homeassist.daemon.requests import RequestQueue
-from homeassist.daemon.satellites import Satellite, SatelliteParts, SharedWake
+from homeassist.daemon.satellites import Satellite, SatelliteParts
 from homeassist.daemon.supervisor import Component
-from homeassist.daemon.voice_parts import assistant_hooks, bias_speech
+from homeassist.daemon.voice_parts import SharedVoice, assistant_hooks, bias_speech
 from homeassist.messages import Reply
 from homeassist.metrics import Metrics
 
@@ -71,18 +71,14 @@ class Home:
         self.recorder = Recorder(self.runtime)
         self.queue = RequestQueue(self.recorder, maxsize=settings.api.queue_size)
         self._queue_task: asyncio.Task[None] | None = None
-        self._transcriber: SpeechTranscriber | None = None
-        self._lock = asyncio.Lock()
-        self.wake = SharedWake(settings)
+        #: The daemon's own shared voice parts: the one transcriber, the wake models.
+        self.voice = SharedVoice(lambda: settings)
+        self.wake = self.voice.wake
         self.running: dict[str, Satellite] = {}
 
     async def transcriber(self) -> SpeechTranscriber:
-        """The one transcriber, loaded once (``Daemon.transcriber``)."""
-        async with self._lock:
-            if self._transcriber is None:
-                self._transcriber = build_transcriber(self.settings, self.state)
-            await self._transcriber.load()
-            return self._transcriber
+        """The one transcriber, loaded once (``SharedVoice.transcriber``)."""
+        return await self.voice.transcriber()
 
     async def start(self, warm_up: Sequence[str]) -> None:
         """The queue running, the models loaded, and each of ``warm_up`` answered once (the first use
@@ -147,6 +143,5 @@ class Home:
             self._queue_task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._queue_task
-        if self._transcriber is not None:
-            await self._transcriber.aclose()
+        await self.voice.aclose()
         await self.runtime.aclose()

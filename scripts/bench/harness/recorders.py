@@ -31,7 +31,7 @@ async def answer_as_daemon(
     allow_actions: bool,
     room: str | None,
 ) -> Reply:
-    """One request answered as ``homeassist.daemon.main.Daemon._answer`` answers it (keep the two
+    """One request answered as ``homeassist.daemon.answers.Answers`` answers it (keep the two
     alike). Left out, on purpose: the room of ``[assistant] room`` for local sources, dismissing a
     ringing timer, the metrics and ``learn_from`` (the bench measures the Assistant, not the daemon's
     bookkeeping around it)."""
