@@ -395,6 +395,6 @@ def test_both_transcribers_are_speech_transcribers(tmp_path: Path) -> None:
     local: SpeechTranscriber = BackgroundTranscriber(SttSettings(), language="en", state_dir=tmp_path)
     far: SpeechTranscriber = remote("tcp://127.0.0.1:10300")
     for transcriber in (local, far):
-        transcriber.home = lambda: HOME  # the daemon's hook_up sets it
+        transcriber.home = lambda: HOME  # the daemon's voice_parts.bias_speech sets it
         assert transcriber.load_ms == 0.0
     assert far.loaded and not local.loaded  # nothing to load here for a remote service
