@@ -1,5 +1,5 @@
 """Reading search pages from recorded ``browser_snapshot`` answers (tests/fixtures/web, recorded from
-the real Playwright MCP server and Chromium on the pages in tests/web/pages)."""
+the real Playwright MCP server and Chromium on the pages in standins/pages)."""
 
 from __future__ import annotations
 
