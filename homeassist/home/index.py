@@ -70,7 +70,30 @@ class HomeIndex:
 
 def index_of(home: HomeModel | HomeSnapshot | Mapping[str, Any] | None) -> HomeIndex:
     """The home's index, cached by its content (plain data is read as ``home_model`` reads it)."""
-    return _build(home_model(home) or HomeModel())
+    if home is None or isinstance(home, HomeModel):
+        return _build(home or HomeModel())
+    # Plain data (evaluation rows, tests) comes as a fresh dict per request: keyed by its content as
+    # plain tuples, which costs less than making the model each time.
+    devices = tuple(
+        (d.get("name"), d.get("area"), d.get("type"), tuple(d.get("aliases") or ()))
+        for d in home.get("devices") or ()
+        if isinstance(d, Mapping)
+    )
+    return _build_plain((devices, tuple(home.get("areas") or ()), tuple(home.get("floors") or ())))
+
+
+_Plain = tuple[tuple[tuple[Any, Any, Any, tuple[Any, ...]], ...], tuple[Any, ...], tuple[Any, ...]]
+
+
+@lru_cache(maxsize=32)
+def _build_plain(key: _Plain) -> HomeIndex:
+    devices, areas, floors = key
+    plain = {
+        "devices": [{"name": n, "area": a, "type": t, "aliases": list(al)} for n, a, t, al in devices],
+        "areas": list(areas),
+        "floors": list(floors),
+    }
+    return _build(home_model(plain) or HomeModel())
 
 
 @lru_cache(maxsize=32)
