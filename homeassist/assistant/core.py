@@ -47,10 +47,10 @@ from homeassist.assistant.local import local_reply
 from homeassist.assistant.recent import MAX_SOURCES, RecentBySource
 from homeassist.assistant.summary import log_summary
 from homeassist.errors import HomeassistError, ModelError, ZWaveUnavailableError
-from homeassist.home import HomeModel, index_of
-from homeassist.intent.classifier import IntentClassifier, normalize_text
+from homeassist.home import HomeModel, index_of, normalize_text
+from homeassist.home.rooms import area_of
+from homeassist.intent.classifier import IntentClassifier
 from homeassist.intent.guard import Guard
-from homeassist.intent.rooms import area_of
 from homeassist.llm.base import ModelClient, SentenceSink
 from homeassist.messages import Command, Intent, Reply, ReplyPath, ToolResult
 from homeassist.stats import Stats

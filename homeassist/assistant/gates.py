@@ -10,8 +10,8 @@ import uuid
 from homeassist.assistant.answering import ms_since
 from homeassist.assistant.summary import log_summary
 from homeassist.home import HomeModel, index_of
+from homeassist.home.rooms import area_of
 from homeassist.intent.classifier import FollowUp, IntentClassifier
-from homeassist.intent.rooms import area_of
 from homeassist.messages import Intent, Reply
 
 #: The answer to a spoken request heard with too little confidence to act on or search for.

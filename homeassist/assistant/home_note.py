@@ -27,9 +27,7 @@ from __future__ import annotations
 import logging
 
 from homeassist.errors import ZWaveError
-from homeassist.home import index_of
-from homeassist.intent.classifier import normalize_text
-from homeassist.intent.targets import parse
+from homeassist.home import index_of, normalize_text, parse
 from homeassist.intent.thermostats import heat_words
 from homeassist.intent.wishes import SAYS_HOW, light_wish
 from homeassist.tools.executor import current_room

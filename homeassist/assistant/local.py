@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from homeassist.intent.classifier import normalize_text
+from homeassist.home import normalize_text
 from homeassist.intent.home_questions import State, StateQuestion, state_question
-from homeassist.intent.numbers import words_to_digits
 from homeassist.intent.thermostats import asks_temperature
 from homeassist.messages import ToolResult
+from homeassist.numbers import words_to_digits
 from homeassist.tools.clock import spoken_date, spoken_time
 from homeassist.vocabulary import TYPE_HINTS, TYPE_NOUNS, is_plural, join_or, plural, words
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from homeassist.intent.numbers import search_fraction
-from homeassist.intent.said import Target
+from homeassist.home import Resolved
 from homeassist.messages import Command
+from homeassist.numbers import search_fraction
 
 _STATE_QUESTION = re.compile(
     r"^(is|are|was|were|what'?s|what is|what are|how|tell me if|check|which|any|did|has|have)\b"
@@ -37,7 +37,7 @@ _LOCK = re.compile(
 _UNLOCK = re.compile(r"\bunlock(?:ed|ing)?\b")
 
 
-def device_command(text: str, target: Target) -> Command | None:
+def device_command(text: str, target: Resolved) -> Command | None:
     """The one tool call the request resolves to, or None when the action or value is unclear."""
     device = {"device": target.device}
     if _STATE_QUESTION.search(text):

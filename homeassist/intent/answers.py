@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from homeassist.home import HomeIndex, normalize_name
-from homeassist.intent.targets import ASK_AT, CLOSE_WITHIN, sounds_like
+from homeassist.home.resolve import ASK_AT, CLOSE_WITHIN, sounds_like
 from homeassist.messages import Command, Intent
 from homeassist.vocabulary import COMMAND_WORDS, TYPE_HINTS, TYPE_NOUNS, similarity, words
 

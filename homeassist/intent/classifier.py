@@ -1,7 +1,8 @@
 """IntentClassifier: which kind of request this is, and the local command when it is fully resolved.
 
 Pure and fast (no I/O, no model). The kind comes from weighted cues (``router``); for device requests
-what the words name and the command (or the question back) come from ``homeassist.intent.targets``: a
+what the words name comes from ``homeassist.home.resolve`` and the command (or the question back)
+from ``device_requests``: a
 local command acts only on exactly what was named, and anything ambiguous or unknown carries no
 command, so the model decides with the tier's tools. While a question waits (``FollowUp.choices``),
 an answer to it ("the porch light", "the first one", "yes") is read first; one that is a whole command of
@@ -10,7 +11,7 @@ the last device ("turn it off") only by a word that refers ("it", "them", "that 
 its own (a device, an area, "in here", "the house"), and saying no heat of a device that is no
 thermostat; "up" or "down" alone never opens or closes a cover referred to (the model asks).
 ``referred_to`` answers the same for the grounding of the model's calls. The request's room (an area
-of the home) narrows what a type noun alone or "here" names (``targets.placed``); without one, nothing
+of the home) narrows what a type noun alone or "here" names (``home.rooms.placed``); without one, nothing
 changes. A question about the home ("is anything on in the kitchen", "what can you control") reads
 ``list_devices`` of the place its words name, never of the request's room unless "in here" is said
 (``home_questions``); a request to do what no tool does ("order me a pizza", "call mum") carries the
@@ -32,44 +33,34 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from homeassist import toolspec
-from homeassist.home import HomeIndex, HomeModel, HomeSnapshot, index_of
+from homeassist.home import (
+    HomeIndex,
+    HomeModel,
+    HomeSnapshot,
+    Resolved,
+    Said,
+    index_of,
+    normalize_text,
+    parse,
+    resolve,
+)
+from homeassist.home.rooms import area_of, placed
 from homeassist.intent.abilities import cannot_do
 from homeassist.intent.actions import device_command
 from homeassist.intent.answers import choose
+from homeassist.intent.device_requests import device_intent
 from homeassist.intent.home_questions import home_question
-from homeassist.intent.numbers import FRACTION_PARTS, words_to_digits
 from homeassist.intent.pleasantries import pleasantry
-from homeassist.intent.rooms import area_of, placed
 from homeassist.intent.router import route
-from homeassist.intent.said import Said, Target
-from homeassist.intent.targets import device_intent, parse, resolve
 from homeassist.intent.thermostats import heat_words
 from homeassist.intent.timer_commands import LATER, REMIND_ME, When, timer_command, when_of
 from homeassist.messages import Command, Intent, IntentKind
+from homeassist.numbers import FRACTION_PARTS, words_to_digits
 from homeassist.vocabulary import says_stop
 
 #: Only the start of a longer text is classified: a spoken request is far shorter, and some routing
 #: cues (``a .* b``) take time that grows faster than the text.
 MAX_CLASSIFY_CHARS = 400
-
-_WAKE = re.compile(r"^(hey|hi|ok|okay)?\s*(jarvis|mycroft|rhasspy|nabu|alexa|computer)\b\s*")
-_FILLER = re.compile(
-    r"\b(please|could you|can you|would you|will you|i want you to|i'd like you to|kindly|for me)\b"
-)
-_PUNCT = re.compile(r"[^\w\s%'.°]")
-#: "turn of the light": speech-to-text's "off".
-_TURN_OF = re.compile(r"^(turn|switch|shut) of\b")
-
-
-def normalize_text(text: str) -> str:
-    """Lower case, no wake word, fillers or stray punctuation, single spaces."""
-    lowered = text.lower().replace("’", "'").strip()
-    lowered = _PUNCT.sub(" ", lowered)
-    lowered = re.sub(r"(?<!\d)\.|\.(?!\d)", " ", lowered)
-    lowered = _WAKE.sub("", lowered.strip())
-    lowered = _FILLER.sub(" ", lowered)
-    lowered = re.sub(r"\s+", " ", lowered).strip()
-    return _TURN_OF.sub(r"\1 off", lowered)
 
 
 @dataclass(frozen=True)
@@ -116,7 +107,7 @@ class IntentClassifier:
         room: str | None = None,
     ) -> Intent:
         """``room``: the area the request comes from, in any case or spacing ("kitchen", "Living
-        room"); one that is not an area of ``home`` counts as none (``targets.placed``)."""
+        room"); one that is not an area of ``home`` counts as none (``home.rooms.placed``)."""
         norm = normalize_text(text[:MAX_CLASSIFY_CHARS])
         if not norm:
             return Intent("general", 0.3)
@@ -210,13 +201,13 @@ def _routed_intent(
     return Intent(kind, confidence)
 
 
-def _target_of(device: str, index: HomeIndex) -> Target:
+def _target_of(device: str, index: HomeIndex) -> Resolved:
     """The target a command's ``device`` argument (a name, an area or a group phrase) names."""
-    found = resolve(parse(normalize_text(device), index), index)
-    return found if isinstance(found, Target) else Target(device, frozenset())
+    found = resolve(device, index)
+    return found if isinstance(found, Resolved) else Resolved(device, frozenset())
 
 
-def _refers_back(norm: str, said: Said, index: HomeIndex, follow_up: FollowUp) -> Target | None:
+def _refers_back(norm: str, said: Said, index: HomeIndex, follow_up: FollowUp) -> Resolved | None:
     """The last device, when the words refer back to it: a word that refers ("it", "them", "that
     one"), nothing of their own named (a device, an area, "in here", "the house", a word the home does
     not use), and no heat or how warm it feels said of a device that is no thermostat; else None."""
@@ -245,7 +236,7 @@ def _follow_up(norm: str, said: Said, index: HomeIndex, follow_up: FollowUp) -> 
         assert follow_up.command is not None
         other = resolve(said, index)
         last = follow_up.command
-        if not isinstance(other, Target) or not _fits(last.tool, other.types):
+        if not isinstance(other, Resolved) or not _fits(last.tool, other.types):
             return Intent("device", 0.7)
         return Intent("device", 0.8, Command(last.tool, {**last.args, "device": other.device}))
     return None

@@ -44,15 +44,14 @@ from homeassist.home import (
     HomeModel,
     HomeSnapshot,
     IndexedDevice,
-    Names,
     Resolved,
     home_model,
     index_of,
     normalize_name,
+    parse,
+    resolve,
 )
-from homeassist.intent.rooms import placed
-from homeassist.intent.said import Ask, Target
-from homeassist.intent.targets import parse, resolve
+from homeassist.home.rooms import placed
 from homeassist.intent.wishes import COOLER, WARMER
 from homeassist.messages import Command
 from homeassist.vocabulary import GROUP_WORDS, TYPE_HINTS, TYPE_NOUNS, TYPE_WORD, join_or, plural, words
@@ -73,7 +72,7 @@ MAX_CHOICES = 3
 class Grounding:
     """What one request's words ground; ``check`` judges a call against it. Pure."""
 
-    home: Names[HomeDevice]
+    home: HomeModel
     index: HomeIndex
     #: Devices the words (or the room, or what the request refers back to) name.
     devices: frozenset[str]
@@ -110,8 +109,10 @@ class Grounding:
     def targets(self, device: str) -> list[HomeDevice] | None:
         """The devices ``device`` names, as the device tools resolve it; None for a name the home lacks
         or one that could mean two."""
-        found = self.home.find(device)
-        return list(found.devices) if isinstance(found, Resolved) else None
+        found = resolve(device, self.index)
+        if not isinstance(found, Resolved):
+            return None
+        return [d for d in self.home.devices if d.name in found.names]
 
     def resolves(self, device: str) -> bool:
         """Whether ``device`` is a device or group of the home, as the device tools resolve it."""
@@ -171,7 +172,6 @@ def grounding_for(
     the device a follow-up refers to), each grounded with what it resolves to."""
     model = home_model(home) or HomeModel()
     index = index_of(model)
-    names = _names_of(model)
     said = placed(parse(text, index), text, room)
     daylight = _DAYLIGHT.search(text) is not None
     # "light" in words of daylight ("the morning light comes in") is no lamp: it names no type.
@@ -190,20 +190,13 @@ def grounding_for(
     named = frozenset(devices)
     group = said.plural or said.here or (bool(said.areas) and not said.named)
     # The one device, or the group, the resolver finds for the words (not by a "light" of daylight).
+    # Two that fit equally (``Ask``) ground neither alone: the model's pick would be a guess.
     found = resolve(said, index) if len(nouns) == len(said.nouns) or said.named else None
-    phrases = list(also)
-    if isinstance(found, Target):
-        phrases.append(found.device)
-        group = group or found.group
-    elif isinstance(found, Ask):
-        pass  # two fit equally: neither is grounded alone (the model's pick would be a guess)
-    for phrase in phrases:
-        resolved = names.find(phrase)
-        if not isinstance(resolved, Resolved):
-            continue
-        members = resolved.devices
-        devices.update(d.name for d in members)
-        group = group or len(members) > 1
+    resolved = [found] if isinstance(found, Resolved) else []
+    resolved.extend(r for phrase in also if isinstance(r := resolve(phrase, index), Resolved))
+    for one in resolved:
+        devices.update(one.names)
+        group = group or one.group or len(one.names) > 1
     # The devices of a place said (or the room), of the types said.
     places = said.areas or ((said.room,) if said.room and not said.named else ())
     pool: list[IndexedDevice] = [d for d in index.devices if d.area in places]
@@ -219,7 +212,7 @@ def grounding_for(
         thermostats = [d.name for d in index.devices if d.type == "climate"]
         devices.update(thermostats if len(thermostats) == 1 else ())
     return Grounding(
-        home=names,
+        home=model,
         index=index,
         devices=frozenset(devices),
         group=group,
@@ -248,10 +241,3 @@ def _noun_of(types: frozenset[str]) -> str:
     if len(types) == 1:
         return TYPE_WORD.get(next(iter(types)), "device")
     return "device"
-
-
-@lru_cache(maxsize=8)
-def _names_of(model: HomeModel) -> Names[HomeDevice]:
-    """The home's resolver (``homeassist.home.resolve``), once per home: the device tools resolve with
-    the same one."""
-    return Names(model.devices)

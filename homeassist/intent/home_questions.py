@@ -26,8 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from homeassist.home import HomeIndex
-from homeassist.intent.said import Said
+from homeassist.home import HomeIndex, Said
 from homeassist.messages import Command, Intent
 from homeassist.vocabulary import (
     HINT_WORDS,

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import re
 
-from homeassist.home import HomeIndex, IndexedDevice
-from homeassist.intent.said import MAX_CHOICES, Ask, Said, Target
+from homeassist.home import MAX_CHOICES, Ask, HomeIndex, IndexedDevice, Resolved, Said
 from homeassist.intent.wishes import FEELS
 
 #: Asking how warm it is indoors: the home's thermometer answers ("how warm is it in here", "what's the
@@ -33,18 +32,18 @@ def asks_temperature(digits: str) -> bool:
     return _TEMPERATURE_QUESTION.search(digits) is not None and not any(c.isdigit() for c in digits)
 
 
-def no_thermometer(said: Said, index: HomeIndex) -> tuple[str, tuple[Target, ...]] | None:
+def no_thermometer(said: Said, index: HomeIndex) -> tuple[str, tuple[Resolved, ...]] | None:
     """For a temperature question about one place (the area named, or the request's room for "in
     here") that has no thermostat or sensor: that there is none, and the home's readers to offer
     (at most ``MAX_CHOICES``, else none); None where the place has one or no place is said."""
     place = said.areas[0] if len(said.areas) == 1 else said.room if said.here and not said.areas else None
     if place is None or any(d.area == place and d.type in _READERS for d in index.devices):
         return None
-    readers = tuple(Target(d.name, frozenset({d.type})) for d in index.devices if d.type in _READERS)
+    readers = tuple(Resolved(d.name, frozenset({d.type})) for d in index.devices if d.type in _READERS)
     return f"There's no thermometer in the {place}.", readers if len(readers) <= MAX_CHOICES else ()
 
 
-def thermometer(said: Said, index: HomeIndex) -> Target | None:
+def thermometer(said: Said, index: HomeIndex) -> Resolved | None:
     """The one sensor in the area named (or the request's room, or the home), else the one thermostat
     there; None when there is none or more than one."""
     if len(said.areas) > 1:
@@ -91,7 +90,7 @@ def heat_said(digits: str, said: Said, index: HomeIndex) -> bool:
     )
 
 
-def thermostat_for(said: Said, index: HomeIndex) -> Target | Ask | None:
+def thermostat_for(said: Said, index: HomeIndex) -> Resolved | Ask | None:
     """The thermostat a request naming none means: the one in the area named, else in the request's
     room, else the home's one; the home's two or three to ask between; else None."""
     if len(said.areas) > 1:
@@ -101,13 +100,13 @@ def thermostat_for(said: Said, index: HomeIndex) -> Target | Ask | None:
         if place is not None:
             there = [d for d in every if d.area == place]
             if len(there) == 1:
-                return Target(there[0].name, frozenset({"climate"}))
+                return Resolved(there[0].name, frozenset({"climate"}))
             if said.areas and len(every) > 1:
                 return None  # "heat the office" in a zoned home: not another room's
     if len(every) == 1:  # one thermostat heats the whole home: "warmer in the bedroom" is it
-        return Target(every[0].name, frozenset({"climate"}))
+        return Resolved(every[0].name, frozenset({"climate"}))
     if 1 < len(every) <= MAX_CHOICES:
-        return Ask(tuple(Target(d.name, frozenset({"climate"})) for d in every), exact=False)
+        return Ask(tuple(Resolved(d.name, frozenset({"climate"})) for d in every), exact=False)
     return None
 
 
@@ -115,11 +114,11 @@ def thermostat_for(said: Said, index: HomeIndex) -> Target | Ask | None:
 _READERS = ("sensor", "climate")
 
 
-def _reader(pool: list[IndexedDevice]) -> Target | None:
+def _reader(pool: list[IndexedDevice]) -> Resolved | None:
     for kind in _READERS:
         found = [d for d in pool if d.type == kind]
         if len(found) == 1:
-            return Target(found[0].name, frozenset({kind}))
+            return Resolved(found[0].name, frozenset({kind}))
         if found:
             return None
     return None

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from homeassist.intent.numbers import TENS_WORDS, WORDS_BELOW_TWENTY, words_to_digits
+from homeassist.numbers import TENS_WORDS, WORDS_BELOW_TWENTY, words_to_digits
 
 _ONE_TO_NINE = frozenset(word for word, value in WORDS_BELOW_TWENTY.items() if 1 <= value <= 9)
 _TOKEN = re.compile(r"(?P<clock>\d{1,2}:\d\d)(?!\d)|(?P<num>\d+(?:\.\d+)?)|(?P<word>[a-z]+(?:'[a-z]+)*)")

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from homeassist.intent.clock_times import FoundAt, mentions_other_day, search_at
 from homeassist.intent.durations import FoundDuration, search_duration
-from homeassist.intent.numbers import words_to_digits
 from homeassist.messages import Command
+from homeassist.numbers import words_to_digits
 
 #: A word that may start a delay or a clock time: the cheap test before looking for one.
 LATER = re.compile(

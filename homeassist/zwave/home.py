@@ -14,12 +14,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from zwave_js_server.model.node import Node
 
 from homeassist.errors import AmbiguousDeviceError, DeviceNotFoundError, ZWaveUnavailableError
-from homeassist.home.model import HomeDevice, HomeModel, HomeSnapshot
-from homeassist.home.resolve import Ambiguous, Names, NotFound
+from homeassist.home.model import HomeDevice, HomeModel
+from homeassist.home.resolve import area_named, could_mean, not_found, resolve
+from homeassist.home.said import Ask, NotFound
 from homeassist.vocabulary import is_plural, singular, words
 from homeassist.zwave.values import (
     CC_BINARY_SENSOR,
@@ -107,29 +109,41 @@ def build_devices(nodes: Iterable[Node], aliases: Mapping[str, Sequence[str]] | 
     return sorted(devices, key=lambda d: (d.area.lower(), d.name.lower()))
 
 
-class Home(Names[Device]):
+class Home:
     """The live network's devices and how to find them by what a person says (``home.resolve``)."""
+
+    def __init__(self, devices: Sequence[Device]) -> None:
+        self.devices = list(devices)
+
+    @cached_property
+    def _model(self) -> HomeModel:
+        return HomeModel.of(tuple(d.home_device() for d in self.devices))
 
     def model(self) -> HomeModel:
         """The home as the rest of the daemon reads it: no node ids."""
-        return HomeModel.of(tuple(d.home_device() for d in self.devices))
-
-    def snapshot(self) -> HomeSnapshot:
-        """The home as plain data (``home.model.HomeSnapshot``)."""
-        return self.model().snapshot()
+        return self._model
 
     def in_area(self, area: str) -> list[Device]:
         """The devices of an area; raises ``DeviceNotFoundError`` for a room the home lacks."""
-        found = self.find_area(area)
+        found = area_named(area, self._model)
         if isinstance(found, NotFound):
-            raise DeviceNotFoundError(found.message)
-        return found
+            raise DeviceNotFoundError(not_found(area, found, self._model))
+        return [d for d in self.devices if found is None or d.area == found]
 
     def resolve(self, query: str) -> list[Device]:
         """The device, or group of devices, that ``query`` names. Raises with the alternatives."""
-        found = self.find(query)
+        found = resolve(query, self._model)
         if isinstance(found, NotFound):
-            raise DeviceNotFoundError(found.message)
-        if isinstance(found, Ambiguous):
-            raise AmbiguousDeviceError(found.message)
-        return list(found.devices)
+            raise DeviceNotFoundError(not_found(query, found, self._model))
+        if isinstance(found, Ask) and not found.exact:
+            # A name heard or written slightly wrong: suggested, never acted on by a tool.
+            raise DeviceNotFoundError(not_found(query, NotFound(), self._model))
+        if isinstance(found, Ask):
+            raise AmbiguousDeviceError(could_mean(query, self._named(*(t.device for t in found.targets))))
+        devices = self._named(*found.names)
+        if not found.group and len(devices) > 1:
+            raise AmbiguousDeviceError(could_mean(query, devices))  # two devices of the same name
+        return devices
+
+    def _named(self, *names: str) -> list[Device]:
+        return [d for d in self.devices if d.name in names]

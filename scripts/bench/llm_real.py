@@ -55,7 +55,7 @@ from homeassist.config.loader import load_settings
 from homeassist.daemon import Runtime, build_runtime
 from homeassist.daemon.monitors import WARMED_TIERS
 from homeassist.errors import AmbiguousDeviceError, DeviceNotFoundError
-from homeassist.intent.classifier import normalize_text
+from homeassist.home import normalize_text
 from homeassist.intent.wishes import light_wish
 from homeassist.llm.chat import ChatClient
 from homeassist.llm.embedded import EmbeddedClient

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from homeassist.home import HomeSnapshot
+from homeassist.home import HomeSnapshot, normalize_text
 from homeassist.intent.abilities import CAN_DO, EMERGENCY, cannot_do
-from homeassist.intent.classifier import IntentClassifier, normalize_text
+from homeassist.intent.classifier import IntentClassifier
 
 HOME: HomeSnapshot = {
     "devices": [

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from homeassist.home import HomeSnapshot
-from homeassist.intent.classifier import FollowUp, IntentClassifier, normalize_text
+from homeassist.home import HomeSnapshot, normalize_text
+from homeassist.intent.classifier import FollowUp, IntentClassifier
 from homeassist.messages import Command
 
 HOME: HomeSnapshot = {

@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from homeassist.home import HomeSnapshot
-from homeassist.intent.classifier import normalize_text
+from homeassist.home import HomeSnapshot, normalize_text
 from homeassist.intent.grounding import grounding_for
 from homeassist.intent.guard import Guard
 from homeassist.messages import Command
@@ -61,12 +60,17 @@ def test_calls_the_words_ground_may_run(text: str, tool: str, args: dict[str, An
 
 
 def test_a_device_written_with_the_persons_describing_words_runs_on_the_one_it_names() -> None:
-    # The home has no "front porch light"; the person's words name the Porch Light.
-    assert check("turn on the front porch light", "turn_on", device="front porch light") == {
-        "device": "Porch Light"
-    }
-    # Not grounded, or naming two: left to the tool, which says what there is.
-    assert check("tell me a joke", "turn_on", device="front porch light") is None
+    # The home has no "front porch light"; the one resolver reads "front" as describing the Porch
+    # Light, for the grounding rule and the device tools alike.
+    grounding = grounding_for(normalize_text("turn on the front porch light"), HOME)
+    assert grounding.check("turn_on", {"device": "front porch light"}) is None
+    assert [d.name for d in grounding.targets("front porch light") or []] == ["Porch Light"]
+    # Not named by the person: asked, as for any device the words do not name.
+    assert check("tell me a joke", "turn_on", device="front porch light") == (
+        "Which light do you mean? The lights are the Kitchen Light, the Porch Light, the Porch Lantern"
+        " and the Living Room Lamp."
+    )
+    # Naming two: left to the tool, which says what there is.
     assert check("turn on the porch lights", "turn_on", device="porch light and porch lantern") is None
 
 

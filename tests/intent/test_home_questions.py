@@ -11,7 +11,8 @@ import re
 
 import pytest
 
-from homeassist.intent.classifier import FollowUp, IntentClassifier, normalize_text
+from homeassist.home import normalize_text
+from homeassist.intent.classifier import FollowUp, IntentClassifier
 from homeassist.intent.home_questions import WHICH_ROOM, StateQuestion, state_question
 from homeassist.messages import Command, Intent
 from tests.conftest import REPO

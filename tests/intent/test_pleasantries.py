@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from homeassist.intent.classifier import IntentClassifier, normalize_text
+from homeassist.home import normalize_text
+from homeassist.intent.classifier import IntentClassifier
 from homeassist.intent.pleasantries import pleasantry
 
 classifier = IntentClassifier()

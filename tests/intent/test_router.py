@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from homeassist.errors import RouterModelError
+from homeassist.home import normalize_text
 from homeassist.intent import learned, router
-from homeassist.intent.classifier import IntentClassifier, normalize_text
+from homeassist.intent.classifier import IntentClassifier
 from homeassist.messages import INTENT_KINDS, Command, Intent
 
 HOME: dict[str, Any] = {

@@ -39,7 +39,7 @@ from tests.zwave.conftest import (
 async def test_home_model_has_every_node_with_name_area_and_type(
     control: HomeControl, observer: Observer
 ) -> None:
-    home = control.home().snapshot()
+    home = control.home().model().snapshot()
     got = {d["name"]: (d["area"], d["type"]) for d in home["devices"]}
     assert got == {
         "Kitchen Light": ("Kitchen", "light"),

@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from homeassist.home import HomeSnapshot
+from homeassist.home.rooms import area_of
 from homeassist.intent.classifier import FollowUp, IntentClassifier
-from homeassist.intent.rooms import area_of
 from homeassist.messages import Command, Intent
 from homeassist.zwave import home as zwave_home
 from homeassist.zwave.home import Device

@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import replace
 
-from homeassist.intent.said import Said
+from homeassist.home.said import Said
 from homeassist.vocabulary import GROUP_WORDS
 
 #: Words that name the request's own room.

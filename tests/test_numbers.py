@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from homeassist.intent.numbers import search_fraction, words_to_digits
+from homeassist.numbers import search_fraction, words_to_digits
 
 
 @pytest.mark.parametrize(

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from homeassist.home import HomeIndex, IndexedDevice
-from homeassist.intent.said import MAX_CHOICES, Ask, Said, Target
+from homeassist.home.index import HomeIndex, IndexedDevice
+from homeassist.home.said import MAX_CHOICES, Ask, Resolved, Said
 from homeassist.vocabulary import (
     DESCRIPTIVE_WORDS,
     HINT_WORDS,
@@ -26,7 +26,6 @@ from homeassist.vocabulary import (
     join_or,
     plural,
     room_names,
-    singular,
 )
 
 
@@ -43,12 +42,12 @@ def describes_only(word: str, said: Said) -> bool:
     return word in DESCRIPTIVE_WORDS
 
 
-Resolver = Callable[[Said, HomeIndex], "Target | Ask | str | None"]
+Resolver = Callable[[Said, HomeIndex], "Resolved | Ask | str | None"]
 
 
 def described_target(
     said: Said, described: tuple[str, ...], index: HomeIndex, resolve: Resolver
-) -> Target | Ask | str | None:
+) -> Resolved | Ask | str | None:
     """What the words name without those that only describe: the one device that fits the rest, or the
     devices to ask between (also for a group, "the kitchen spot lights", where more than one fits: the
     words said which, not all). Something must still be named: a device, a room or a type ("the front
@@ -67,7 +66,7 @@ def described_target(
     found = resolve(plain, index)
     if isinstance(found, str) or found is None:
         return found
-    if isinstance(found, Target) and not found.group:
+    if isinstance(found, Resolved) and not found.group:
         one = index.device(found.device)
         if one is None:
             return found
@@ -81,9 +80,9 @@ def described_target(
         fits = _members(found, index)
     fits = _placed_by(described, [d for d in fits if not _contradicts(described, d.name, index)], index)
     if len(fits) == 1:
-        return Target(fits[0].name, frozenset({fits[0].type}))
+        return Resolved(fits[0].name, frozenset({fits[0].type}))
     if 1 < len(fits) <= MAX_CHOICES:
-        return Ask(tuple(Target(d.name, frozenset({d.type})) for d in fits), exact=True)
+        return Ask(tuple(Resolved(d.name, frozenset({d.type})) for d in fits), exact=True)
     return None
 
 
@@ -116,13 +115,9 @@ def _contradicts(described: tuple[str, ...], device: str, index: HomeIndex) -> b
     )
 
 
-def _members(group: Target, index: HomeIndex) -> list[IndexedDevice]:
-    """The devices of a group target: an area's lights ("Kitchen"), or "Kitchen lights", "all lamps"."""
-    if group.device in index.areas:
-        return [d for d in index.devices if d.area == group.device and d.type == "light"]
-    head, _, noun = group.device.rpartition(" ")
-    pool = [d for d in index.devices if head == "all" or d.area == head]
-    return group_members(singular(noun.lower()), pool, lambda d: d.words, lambda d: d.type)
+def _members(group: Resolved, index: HomeIndex) -> list[IndexedDevice]:
+    """The devices of a group: an area's lights ("Kitchen"), "Kitchen lights", "all lamps"."""
+    return [d for d in index.devices if d.name in group.members]
 
 
 def missing_kind(said: Said, index: HomeIndex) -> str | None:
