@@ -169,7 +169,7 @@ async def test_an_utterance_that_fails_is_logged_without_its_text(
         handle=failing,
     )
     heard = Heard(Transcript("unlock the safe, the code is 4711"), 0.0, 0.0)
-    await asyncio.wait_for(loop._answer(heard, None), 30)
+    await asyncio.wait_for(loop.responder.answer(heard, None), 30)
     await transcriber.aclose()
     await speaker.aclose()
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR]

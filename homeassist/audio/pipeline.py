@@ -142,10 +142,6 @@ class VoiceLoop:
         Whether it was listening."""
         return self.listener.cancel_listening()
 
-    async def _answer(self, heard: Heard, previous: asyncio.Task[None] | None) -> None:
-        """One command answered (:meth:`Responder.answer`): tests/test_privacy.py calls it."""
-        await self.responder.answer(heard, previous)
-
     def _tell(self, step: VoiceStep, detail: str) -> None:
         on_event = self._hooks.on_event
         if on_event is not None:
