@@ -44,8 +44,9 @@ from typing import Any, Self
 
 import httpx
 
-from homeassist.config.settings import CACHED_MODELS
-from homeassist.llm.embedded import cache_dir, exited
+from homeassist.config.model import CACHED_MODELS
+from homeassist.llm.embedded_files import cache_dir
+from homeassist.llm.embedded_server import exited
 from standins.server import free_port
 
 __all__ = [

@@ -27,7 +27,8 @@ from typing import Literal
 import pytest
 
 from homeassist.config import loader
-from homeassist.config.settings import LoggingSettings, Settings, WebSettings
+from homeassist.config.services import WebSettings
+from homeassist.config.settings import LoggingSettings, Settings
 from homeassist.daemon import runtime
 from homeassist.logs import setup_logging
 from homeassist.tools.executor import ToolExecutor

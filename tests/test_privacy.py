@@ -20,9 +20,9 @@ from homeassist.config.loader import load_settings
 from homeassist.config.speech import AudioSettings, SttSettings, TtsSettings
 from homeassist.daemon.health import component_reason
 from homeassist.daemon.main import Daemon
-from homeassist.errors import SpeakerError
+from homeassist.errors import SchedulerError, SpeakerError
 from homeassist.messages import Intent, Reply, Transcript
-from homeassist.scheduler.service import Job, SchedulerError
+from homeassist.scheduler.store import Job
 from homeassist.tools.executor import ToolExecutor
 from homeassist.web.fallback import WebSearchFallback, browser_tools
 

@@ -34,9 +34,8 @@ from aiohttp import web
 
 from homeassist.api.token import authorized
 from homeassist.config.loader import listens_beyond_loopback
-from homeassist.errors import HomeassistError, QueueFullError, ShuttingDownError
+from homeassist.errors import HomeassistError, QueueFullError, SchedulerUnavailableError, ShuttingDownError
 from homeassist.messages import Reply
-from homeassist.scheduler.service import SchedulerUnavailableError
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -1,8 +1,8 @@
 """The model's sections: which provider answers and how (``[ollama]``, whose answering keys every
 provider reads), the embedded llama-server (``[embedded]``, with the models ``scripts/setup-llm``
 caches), Anthropic (``[anthropic]``), an OpenAI-compatible server (``[openai]``), and the profile
-overrides (``[models.NAME]``). Part of ``settings`` (which re-exports every name here); each field
-carries its description and allowed values, as there."""
+overrides (``[models.NAME]``). Part of ``settings``; each field carries its description and allowed
+values, as there."""
 
 from __future__ import annotations
 

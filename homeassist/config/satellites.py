@@ -1,7 +1,6 @@
 """The satellites' sections: homeassist as Wyoming services (``[wyoming]``), each satellite
 (``[satellites.NAME]``, Wyoming or ESPHome) and what ESPHome devices need of the server
-(``[esphome]``). Part of ``settings`` (which re-exports every name here); each field carries its
-description and allowed values, as there."""
+(``[esphome]``). Part of ``settings``; each field carries its description and allowed values, as there."""
 
 from __future__ import annotations
 

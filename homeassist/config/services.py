@@ -1,7 +1,6 @@
 """The home's services' sections: tool calls (``[tools]``), Z-Wave (``[zwave]``), MCP servers
 (``[mcp]``), the web search (``[web]``), timers (``[scheduler]``) and the control API (``[api]``).
-Part of ``settings`` (which re-exports every name here); each field carries its description and
-allowed values, as there."""
+Part of ``settings``; each field carries its description and allowed values, as there."""
 
 from __future__ import annotations
 

@@ -5,9 +5,9 @@ Every field carries a one-line description (shown by ``homeassist config check``
 configuration error can name them. Keys and sections are the README's (Configuration).
 
 :class:`Settings` is the whole configuration. This module holds it and the sections of the daemon
-itself (``[assistant]``, ``[paths]``, ``[logging]``, ``[privacy]``); the others are grouped by part, and
-every one of them is importable from here too: the model's in ``model``, the home's services' in
-``services``, the satellites' in ``satellites``, speech's in ``speech``.
+itself (``[assistant]``, ``[paths]``, ``[logging]``, ``[privacy]``); the others are grouped by part: the
+model's in ``model``, the home's services' in ``services``, the satellites' in ``satellites``, speech's
+in ``speech``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import Field, field_validator
 
 from homeassist.config.model import (
-    CACHED_MODELS,
     AnthropicSettings,
     EmbeddedSettings,
     ModelOverride,
@@ -29,7 +28,6 @@ from homeassist.config.satellites import EsphomeSettings, SatelliteSettings, Wyo
 from homeassist.config.section import Section, setting
 from homeassist.config.services import (
     ApiSettings,
-    McpServerSettings,
     McpSettings,
     SchedulerSettings,
     ToolsSettings,
@@ -38,34 +36,7 @@ from homeassist.config.services import (
 )
 from homeassist.config.speech import AudioSettings, SttSettings, TtsSettings, VadSettings, WakeSettings
 
-__all__ = [
-    "CACHED_MODELS",
-    "AnthropicSettings",
-    "ApiSettings",
-    "AssistantSettings",
-    "AudioSettings",
-    "EmbeddedSettings",
-    "EsphomeSettings",
-    "LoggingSettings",
-    "McpServerSettings",
-    "McpSettings",
-    "ModelOverride",
-    "OllamaSettings",
-    "OpenAISettings",
-    "PathsSettings",
-    "PrivacySettings",
-    "SatelliteSettings",
-    "SchedulerSettings",
-    "Settings",
-    "SttSettings",
-    "ToolsSettings",
-    "TtsSettings",
-    "VadSettings",
-    "WakeSettings",
-    "WebSettings",
-    "WyomingSettings",
-    "ZWaveSettings",
-]
+__all__ = ["AssistantSettings", "LoggingSettings", "PathsSettings", "PrivacySettings", "Settings"]
 
 
 class AssistantSettings(Section):

@@ -20,9 +20,12 @@ from homeassist.errors import (
     AmbiguousDeviceError,
     DeviceNotFoundError,
     HomeassistError,
+    NotReadyError,
+    SchedulerError,
     ZWaveUnavailableError,
 )
-from homeassist.scheduler.service import Job, NotReadyError, Scheduler, SchedulerError
+from homeassist.scheduler.service import Scheduler
+from homeassist.scheduler.store import Job
 from homeassist.tools.executor import ToolExecutor, guarded
 from homeassist.tools.timers import stored_call
 from homeassist.zwave.home import Home

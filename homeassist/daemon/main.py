@@ -65,7 +65,8 @@ from homeassist.messages import Reply
 from homeassist.metrics import Metrics
 from homeassist.scheduler.announcer import Announcer
 from homeassist.scheduler.service import FILE_NAME as SCHEDULER_FILE
-from homeassist.scheduler.service import Job, Scheduler
+from homeassist.scheduler.service import Scheduler
+from homeassist.scheduler.store import Job
 from homeassist.tools.clock import resolve_timezone
 from homeassist.web.build import purge_browser_logs
 

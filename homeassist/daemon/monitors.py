@@ -15,11 +15,12 @@ from typing import Protocol, runtime_checkable
 from langchain_core.tools import BaseTool
 
 from homeassist.api.server import ApiHooks, ControlAPI
-from homeassist.config.settings import ApiSettings
+from homeassist.config.services import ApiSettings
 from homeassist.daemon.supervisor import Component
 from homeassist.errors import HomeassistError
 from homeassist.llm.base import ModelClient
-from homeassist.llm.embedded import EmbeddedClient, EmbeddedServer
+from homeassist.llm.embedded import EmbeddedClient
+from homeassist.llm.embedded_server import EmbeddedServer
 from homeassist.llm.unavailable import UnavailableModelClient
 from homeassist.messages import IntentKind
 from homeassist.zwave.service import ZWaveService

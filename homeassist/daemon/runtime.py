@@ -17,7 +17,8 @@ from homeassist.config.settings import Settings
 from homeassist.intent.classifier import IntentClassifier
 from homeassist.llm.base import ModelClient
 from homeassist.llm.chat import ChatClient
-from homeassist.llm.embedded import EmbeddedClient, EmbeddedServer, choose_provider
+from homeassist.llm.embedded import EmbeddedClient, choose_provider
+from homeassist.llm.embedded_server import EmbeddedServer
 from homeassist.llm.ollama import OllamaClient
 from homeassist.llm.unavailable import UnavailableModelClient
 from homeassist.scheduler.service import Scheduler

@@ -17,7 +17,7 @@ from homeassist.audio.pipeline import VoiceLoop
 from homeassist.audio.speaker import Speaker
 from homeassist.audio.steps import VoiceEvent, VoiceStep
 from homeassist.audio.wake import WakeWordDetector
-from homeassist.config.settings import SatelliteSettings
+from homeassist.config.satellites import SatelliteSettings
 from homeassist.esphome.link import EsphomeLink
 from homeassist.esphome.satellite import EsphomeRun
 from homeassist.metrics import Metrics

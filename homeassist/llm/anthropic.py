@@ -16,7 +16,7 @@ import anthropic
 from langchain_anthropic import ChatAnthropic
 from langchain_anthropic import _client_utils as client_cache
 
-from homeassist.config.settings import AnthropicSettings
+from homeassist.config.model import AnthropicSettings
 from homeassist.errors import (
     ModelError,
     ModelNotConfiguredError,

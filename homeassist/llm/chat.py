@@ -32,7 +32,7 @@ ever an empty answer.
 This module is the request loop; each of its other concerns is a module of its own: what a provider
 supplies and the warm-up (``provider``), what the model is told (``prompts``), the tool calls' checks,
 runs and the answers from their results (``tool_calls``), one streamed turn and what is spoken of it
-(``turn``), and the pure text repairs (``recovery``). The prompt names are importable from here too.
+(``turn``), and the pure text repairs (``recovery``).
 """
 
 from __future__ import annotations
@@ -48,11 +48,7 @@ from homeassist.errors import ModelResponseError
 from homeassist.llm import transport
 from homeassist.llm.base import ModelAnswer, SentenceSink
 from homeassist.llm.prompts import (
-    CONTEXT_HINT,
     DIRECT_ANSWER,
-    KIND_HINTS,
-    ROOM_LINE,
-    SYSTEM_PROMPT,
     answering_kind,
     room_line,
 )
@@ -80,20 +76,7 @@ from homeassist.messages import IntentKind, ToolResult
 from homeassist.tools.executor import Correction
 from homeassist.tools.manager import ACTING_TOOLS
 
-__all__ = [
-    "CONTEXT_HINT",
-    "DIRECT_ANSWER",
-    "INVENTED_ROUNDS",
-    "I_DONT_KNOW",
-    "KIND_HINTS",
-    "NO_ANSWER",
-    "REPEATED",
-    "ROOM_LINE",
-    "SYSTEM_PROMPT",
-    "ChatClient",
-    "answering_kind",
-    "room_line",
-]
+__all__ = ["INVENTED_ROUNDS", "I_DONT_KNOW", "NO_ANSWER", "ChatClient"]
 
 _LOGGER = logging.getLogger(__name__)
 

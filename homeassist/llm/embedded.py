@@ -2,8 +2,7 @@
 answers with the model ``scripts/setup-llm`` cached, with no Ollama (``[ollama] provider = "embedded"``,
 or ``"auto"`` when no Ollama serves ``[ollama] model``; :func:`choose_provider`).
 
-This module is the client and the choice; the rest is in modules of one concern each, and every public
-name of theirs is importable from here too:
+This module is the client and the choice; the rest is in modules of one concern each:
 
 - ``embedded_files``: the cache and the two files a start needs (the server binary, ``[embedded]
   server`` or the cache's; the model, ``[embedded] model``: a cached name or a GGUF path), checked
@@ -33,69 +32,22 @@ import httpx
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 
-from homeassist.config.settings import (
-    EmbeddedSettings,
-    ModelOverride,
-    OllamaSettings,
-    OpenAISettings,
-)
+from homeassist.config.model import EmbeddedSettings, ModelOverride, OllamaSettings, OpenAISettings
 from homeassist.errors import ModelError, ModelNotConfiguredError, ModelResponseError, ModelUnreachableError
-from homeassist.llm.chat import answering_kind
 from homeassist.llm.embedded_files import (
-    CACHE_ENV,
-    FETCH_HINTS,
-    NOT_SET_UP,
-    SETUP_HINT,
-    cache_dir,
     model_file,
     server_file,
-    threads_for,
 )
 from homeassist.llm.embedded_server import (
-    LOG_FILE,
-    LOG_TAIL_LINES,
-    NICE,
-    POLL_S,
-    REQUEST_TIMEOUT_S,
-    RESTARTING,
-    START_TIMEOUT_S,
-    STOP_TIMEOUT_S,
     EmbeddedServer,
-    exited,
-    free_port,
 )
-from homeassist.llm.embedded_slots import SLOT_DIR, SLOTS, SlotCache
+from homeassist.llm.embedded_slots import SLOTS
 from homeassist.llm.openai import OpenAIClient
+from homeassist.llm.prompts import answering_kind
 from homeassist.messages import IntentKind
 from homeassist.tools.executor import ToolExecutor
 
-__all__ = [
-    "AUTO_PROBE_S",
-    "CACHE_ENV",
-    "FETCH_HINTS",
-    "LOG_FILE",
-    "LOG_TAIL_LINES",
-    "NICE",
-    "NOT_SET_UP",
-    "POLL_S",
-    "REQUEST_TIMEOUT_S",
-    "RESTARTING",
-    "SETUP_HINT",
-    "SLOTS",
-    "SLOT_DIR",
-    "START_TIMEOUT_S",
-    "STOP_TIMEOUT_S",
-    "EmbeddedClient",
-    "EmbeddedServer",
-    "SlotCache",
-    "cache_dir",
-    "choose_provider",
-    "exited",
-    "free_port",
-    "model_file",
-    "server_file",
-    "threads_for",
-]
+__all__ = ["AUTO_PROBE_S", "EmbeddedClient", "choose_provider"]
 
 _LOGGER = logging.getLogger(__name__)
 

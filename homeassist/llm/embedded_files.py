@@ -11,10 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from homeassist.config.loader import ENV_LLM_CACHE
-from homeassist.config.settings import (
-    CACHED_MODELS,
-    EmbeddedSettings,
-)
+from homeassist.config.model import CACHED_MODELS, EmbeddedSettings
 from homeassist.errors import ModelNotConfiguredError
 
 #: Where ``scripts/setup-llm`` caches the server and the models, when set; else the XDG cache.

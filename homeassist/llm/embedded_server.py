@@ -35,7 +35,7 @@ from pathlib import Path
 
 import httpx
 
-from homeassist.config.settings import EmbeddedSettings
+from homeassist.config.model import EmbeddedSettings
 from homeassist.errors import ModelError, ModelNotConfiguredError, ModelUnreachableError
 from homeassist.llm.embedded_files import NOT_SET_UP, SETUP_HINT, model_file, server_file, threads_for
 from homeassist.llm.embedded_slots import SLOT_DIR, SLOTS, SlotCache

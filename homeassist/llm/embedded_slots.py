@@ -17,7 +17,7 @@ from typing import Literal
 
 import httpx
 
-from homeassist.config.settings import EmbeddedSettings
+from homeassist.config.model import EmbeddedSettings
 from homeassist.errors import ModelNotConfiguredError
 from homeassist.llm.embedded_files import model_file
 from homeassist.messages import IntentKind

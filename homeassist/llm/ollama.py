@@ -27,7 +27,7 @@ from langchain_ollama import ChatOllama
 from packaging.version import InvalidVersion, Version
 from pydantic import ValidationError
 
-from homeassist.config.settings import ModelOverride, OllamaSettings
+from homeassist.config.model import ModelOverride, OllamaSettings
 from homeassist.errors import (
     ModelError,
     ModelNotFoundError,
@@ -36,8 +36,9 @@ from homeassist.errors import (
     ModelUnreachableError,
 )
 from homeassist.llm import transport
-from homeassist.llm.chat import DIRECT_ANSWER, I_DONT_KNOW, NO_ANSWER, ChatClient
+from homeassist.llm.chat import I_DONT_KNOW, NO_ANSWER, ChatClient
 from homeassist.llm.profiles import ModelProfile, overrides_of, profile_for
+from homeassist.llm.prompts import DIRECT_ANSWER
 from homeassist.llm.tool_format import to_ollama_tools
 from homeassist.tools.executor import ToolExecutor
 

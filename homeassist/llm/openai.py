@@ -33,7 +33,7 @@ import openai
 from langchain_core.language_models import BaseChatModel
 from langchain_openai import ChatOpenAI
 
-from homeassist.config.settings import ModelOverride, OllamaSettings, OpenAISettings
+from homeassist.config.model import ModelOverride, OllamaSettings, OpenAISettings
 from homeassist.errors import (
     ModelError,
     ModelNotFoundError,

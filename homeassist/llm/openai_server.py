@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from homeassist.config.settings import OpenAISettings
+from homeassist.config.model import OpenAISettings
 from homeassist.errors import ModelNotConfiguredError, ModelResponseError, ModelUnreachableError
 
 _LOGGER = logging.getLogger(__name__)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from homeassist import toolspec
-from homeassist.config.settings import ModelOverride
+from homeassist.config.model import ModelOverride
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from langchain_core.tools import BaseTool
 
-from homeassist.config.settings import OllamaSettings, OpenAISettings
+from homeassist.config.model import OllamaSettings, OpenAISettings
 from homeassist.errors import ModelNotConfiguredError
 from homeassist.llm.base import ModelAnswer, SentenceSink
 from homeassist.llm.ollama import probe_ollama

@@ -47,7 +47,7 @@ from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.schedulers.base import STATE_STOPPED
 
-from homeassist.errors import NotReadyError, SchedulerError, SchedulerUnavailableError, StoreDamagedError
+from homeassist.errors import SchedulerError, SchedulerUnavailableError, StoreDamagedError
 from homeassist.scheduler import firing
 from homeassist.scheduler.firing import FireHandler, LostHandler, StoreLostHandler
 from homeassist.scheduler.store import (
@@ -60,18 +60,7 @@ from homeassist.scheduler.store import (
     set_aside,
 )
 
-__all__ = [
-    "FILE_NAME",
-    "KINDS",
-    "Job",
-    "Kind",
-    "NotReadyError",
-    "Scheduler",
-    "SchedulerError",
-    "SchedulerUnavailableError",
-    "StoreLoss",
-    "run_job",
-]
+__all__ = ["FILE_NAME", "Scheduler", "run_job"]
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -25,8 +25,9 @@ from typing import Any
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 from homeassist import toolspec
-from homeassist.errors import AmbiguousDeviceError, DeviceNotFoundError, ZWaveUnavailableError
-from homeassist.scheduler.service import Job, Scheduler, SchedulerError
+from homeassist.errors import AmbiguousDeviceError, DeviceNotFoundError, SchedulerError, ZWaveUnavailableError
+from homeassist.scheduler.service import Scheduler
+from homeassist.scheduler.store import Job
 from homeassist.tools.executor import current_room
 from homeassist.tools.when import describe_at, describe_duration, resolve_at
 from homeassist.zwave.home import Device

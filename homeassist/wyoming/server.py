@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 from wyoming.server import AsyncTcpServer
 
 from homeassist.config.loader import listens_beyond_loopback
-from homeassist.config.settings import WyomingSettings
+from homeassist.config.satellites import WyomingSettings
 from homeassist.errors import WyomingError
 from homeassist.wyoming.collaborators import Handler, Synthesizer, Transcriber
 from homeassist.wyoming.connection import Connection, Limits, Served

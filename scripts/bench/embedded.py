@@ -44,9 +44,11 @@ from harness.runner import write_json
 
 from homeassist.audio.capture import FRAME_SAMPLES, AudioFrame
 from homeassist.audio.wake import WakeWordDetector
-from homeassist.config.settings import EmbeddedSettings, OllamaSettings
+from homeassist.config.model import EmbeddedSettings, OllamaSettings
 from homeassist.llm import embedded
-from homeassist.llm.embedded import EmbeddedClient, EmbeddedServer, cache_dir
+from homeassist.llm.embedded import EmbeddedClient
+from homeassist.llm.embedded_files import cache_dir
+from homeassist.llm.embedded_server import EmbeddedServer
 from homeassist.tools.executor import ToolExecutor
 
 ROOT = Path(__file__).resolve().parents[2]

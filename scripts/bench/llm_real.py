@@ -61,7 +61,8 @@ from homeassist.llm.chat import ChatClient
 from homeassist.llm.embedded import EmbeddedClient
 from homeassist.llm.tool_format import to_ollama_tools
 from homeassist.messages import ToolResult
-from homeassist.scheduler.service import Job, Scheduler
+from homeassist.scheduler.service import Scheduler
+from homeassist.scheduler.store import Job
 from homeassist.tools.clock import resolve_timezone
 from homeassist.tools.manager import ACTING_TOOLS, TIERS
 

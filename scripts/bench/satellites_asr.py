@@ -259,7 +259,7 @@ def start_peer(python: Path, directory: Path, port: int, tmp: Path) -> Server:
 async def serve_ours(port: int, model: str, state: Path) -> None:
     """``--serve-ours``: homeassist's WyomingService with a BackgroundTranscriber, until SIGTERM."""
     from homeassist.audio.stt import BackgroundTranscriber
-    from homeassist.config.settings import WyomingSettings
+    from homeassist.config.satellites import WyomingSettings
     from homeassist.config.speech import SttSettings
     from homeassist.wyoming import Description, WyomingService
 

@@ -33,7 +33,7 @@ from harness.speech import Samples, synthesize
 
 from homeassist.audio.capture import FRAME_SAMPLES, FRAME_SECONDS, SAMPLE_RATE, AudioFrame
 from homeassist.audio.pipeline import Heard, VoiceLoop
-from homeassist.config.settings import SatelliteSettings
+from homeassist.config.satellites import SatelliteSettings
 from homeassist.daemon.satellites import Satellite, run_satellite
 from homeassist.daemon.supervisor import Component
 

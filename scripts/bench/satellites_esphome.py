@@ -70,7 +70,7 @@ from harness.speech import Samples
 from homeassist.audio.arbiter import LOOKBACK_S, WINDOW_S, Arbiter, Claim
 from homeassist.audio.capture import SAMPLE_RATE
 from homeassist.audio.pipeline import VoiceLoop
-from homeassist.config.settings import SatelliteSettings
+from homeassist.config.satellites import SatelliteSettings
 from homeassist.daemon.satellites import Satellite, SatelliteParts, run_satellite
 from homeassist.daemon.supervisor import Component
 from homeassist.esphome.media import MediaListener

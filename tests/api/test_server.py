@@ -16,7 +16,8 @@ import pytest
 from homeassist.api.server import MAX_BODY, MAX_TEXT, ApiHooks, ControlAPI
 from homeassist.errors import HomeassistError, ModelTimeoutError, QueueFullError, ShuttingDownError
 from homeassist.messages import Intent, Reply, ToolResult
-from homeassist.scheduler.service import Job, Scheduler
+from homeassist.scheduler.service import Scheduler
+from homeassist.scheduler.store import Job
 from tests.conftest import free_port
 
 TOKEN = "k7Qp2xVb9mZr4sTn8wLc3yHd6fGj1aEu5oIi0PqRsTu"

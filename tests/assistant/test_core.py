@@ -12,7 +12,8 @@ import pytest
 from homeassist.config.loader import load_settings
 from homeassist.daemon import Runtime, build_runtime
 from homeassist.intent.classifier import IntentClassifier
-from homeassist.llm.chat import KIND_HINTS, ChatClient, answering_kind
+from homeassist.llm.chat import ChatClient
+from homeassist.llm.prompts import KIND_HINTS, answering_kind
 from homeassist.tools.manager import DEVICE_TOOLS
 from standins.ollama import OllamaStandIn, reply, tool_calls
 from tests.zwave.conftest import (

@@ -15,8 +15,9 @@ import pytest
 from homeassist.assistant.core import MAX_SOURCES
 from homeassist.config.loader import load_settings
 from homeassist.daemon import Runtime, build_runtime
-from homeassist.llm.chat import ROOM_LINE
-from homeassist.scheduler.service import Job, Scheduler
+from homeassist.llm.prompts import ROOM_LINE
+from homeassist.scheduler.service import Scheduler
+from homeassist.scheduler.store import Job
 from homeassist.tools.clock import resolve_timezone
 from standins.ollama import OllamaStandIn, reply, tool_calls
 from tests.assistant.conftest import StaticDevices

@@ -7,7 +7,7 @@ from __future__ import annotations
 import socket
 
 from homeassist.cli.doctor.esphome import check_esphome
-from homeassist.config.settings import SatelliteSettings
+from homeassist.config.satellites import SatelliteSettings
 from standins.esphome.emulator import VoiceDevice
 
 KEY = "px7tsbK3C7bpXHr2OevEV2ZMg/FrNpw2Pu5yTB9QBPg="

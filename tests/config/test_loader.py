@@ -11,8 +11,10 @@ from pydantic import BaseModel
 
 from homeassist.config import loader
 from homeassist.config.loader import load_settings, state_dir
+from homeassist.config.model import ModelOverride
 from homeassist.config.render import render_toml
-from homeassist.config.settings import ModelOverride, SatelliteSettings, Settings
+from homeassist.config.satellites import SatelliteSettings
+from homeassist.config.settings import Settings
 from homeassist.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]

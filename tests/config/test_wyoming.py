@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from homeassist.config.loader import load_settings
-from homeassist.config.settings import WyomingSettings
+from homeassist.config.satellites import WyomingSettings
 from homeassist.errors import ConfigError
 
 

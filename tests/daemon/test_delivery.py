@@ -22,8 +22,10 @@ import pytest
 
 from homeassist.config.loader import load_settings
 from homeassist.daemon.main import Daemon as InProcess
+from homeassist.errors import NotReadyError
 from homeassist.messages import Reply
-from homeassist.scheduler.service import Job, NotReadyError, Scheduler, StoreLoss
+from homeassist.scheduler.service import Scheduler
+from homeassist.scheduler.store import Job, StoreLoss
 from homeassist.zwave.control import to_zwave_level
 from tests.conftest import SimProcess, wait_until, wait_until_async
 from tests.daemon.conftest import Daemon

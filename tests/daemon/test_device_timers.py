@@ -16,7 +16,7 @@ import pytest
 from aioesphomeapi.model import VoiceAssistantTimerEventType as TimerEvents
 
 from homeassist.config.loader import load_settings
-from homeassist.config.settings import SatelliteSettings
+from homeassist.config.satellites import SatelliteSettings
 from homeassist.daemon.main import Daemon
 from homeassist.daemon.satellite_parts import Satellite
 from homeassist.esphome.link import EsphomeLink

@@ -13,8 +13,8 @@ import pytest
 from langchain_core.tools import StructuredTool
 
 from homeassist.daemon.jobs import run_device_action
-from homeassist.errors import ZWaveUnavailableError
-from homeassist.scheduler.service import Job, NotReadyError, SchedulerError
+from homeassist.errors import NotReadyError, SchedulerError, ZWaveUnavailableError
+from homeassist.scheduler.store import Job
 from homeassist.tools.executor import ToolExecutor, guarded
 from homeassist.zwave.home import Device, Home
 

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 from typing import Any, cast
 
 from homeassist.config.loader import load_settings
-from homeassist.config.settings import SatelliteSettings
+from homeassist.config.satellites import SatelliteSettings
 from homeassist.daemon.main import Daemon
 from homeassist.daemon.satellite_parts import Satellite
 from homeassist.scheduler.store import Job

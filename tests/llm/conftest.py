@@ -9,7 +9,7 @@ import pytest
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 from homeassist.config.loader import load_settings
-from homeassist.config.settings import OllamaSettings
+from homeassist.config.model import OllamaSettings
 from homeassist.llm.ollama import OllamaClient
 from homeassist.tools.executor import ToolExecutor
 from standins.ollama import OllamaStandIn

@@ -15,19 +15,14 @@ import httpx
 import pytest
 from langchain_core.tools import BaseTool
 
-from homeassist.config.settings import EmbeddedSettings, OllamaSettings
+from homeassist.config.model import EmbeddedSettings, OllamaSettings
 from homeassist.daemon.monitors import watch_model
 from homeassist.daemon.supervisor import Component, Supervisor
 from homeassist.errors import ModelNotConfiguredError, ModelUnreachableError
-from homeassist.llm.embedded import (
-    NICE,
-    NOT_SET_UP,
-    RESTARTING,
-    SLOTS,
-    EmbeddedClient,
-    EmbeddedServer,
-    choose_provider,
-)
+from homeassist.llm.embedded import EmbeddedClient, choose_provider
+from homeassist.llm.embedded_files import NOT_SET_UP
+from homeassist.llm.embedded_server import NICE, RESTARTING, EmbeddedServer
+from homeassist.llm.embedded_slots import SLOTS
 from homeassist.messages import IntentKind
 from homeassist.tools.executor import ToolExecutor
 from standins.llama import CACHE_DIR, MODEL_0_5B, cached_model

@@ -14,8 +14,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from homeassist.scheduler.service import FILE_NAME, Job, Scheduler
-from homeassist.scheduler.store import TimerStore, salvage
+from homeassist.scheduler.service import FILE_NAME, Scheduler
+from homeassist.scheduler.store import Job, TimerStore, salvage
 
 ZONE = ZoneInfo("Europe/Berlin")
 #: The ``timers`` table as it was before rooms.

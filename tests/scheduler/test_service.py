@@ -17,14 +17,9 @@ from zoneinfo import ZoneInfo
 import pytest
 from apscheduler.schedulers.base import STATE_STOPPED
 
-from homeassist.scheduler.service import (
-    Job,
-    NotReadyError,
-    Scheduler,
-    SchedulerError,
-    SchedulerUnavailableError,
-    StoreLoss,
-)
+from homeassist.errors import NotReadyError, SchedulerError, SchedulerUnavailableError
+from homeassist.scheduler.service import Scheduler
+from homeassist.scheduler.store import Job, StoreLoss
 from tests.conftest import wait_until_async
 
 ZONE = ZoneInfo("Europe/Berlin")

@@ -8,7 +8,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from homeassist.scheduler.service import Job, Scheduler
+from homeassist.scheduler.service import Scheduler
+from homeassist.scheduler.store import Job
 
 ZONE = ZoneInfo("America/New_York")
 

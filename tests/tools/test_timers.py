@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from homeassist.errors import ZWaveUnavailableError
-from homeassist.scheduler.service import Scheduler, SchedulerUnavailableError
+from homeassist.errors import SchedulerUnavailableError, ZWaveUnavailableError
+from homeassist.scheduler.service import Scheduler
 from homeassist.tools.devices import make_device_tools
 from homeassist.tools.executor import ToolExecutor, validate_args
 from homeassist.tools.timers import NO_DAEMON, make_timer_tools, stored_call

@@ -14,7 +14,7 @@ import pytest
 from wyoming.client import AsyncTcpClient
 from wyoming.event import Event, Eventable
 
-from homeassist.config.settings import WyomingSettings
+from homeassist.config.satellites import WyomingSettings
 from homeassist.messages import Intent, Reply
 from homeassist.wyoming import Description, WyomingService
 from tests.conftest import free_port

@@ -12,7 +12,7 @@ from aioesphomeapi.core import APIConnectionError
 from aioesphomeapi.model import VoiceAssistantFeature
 
 from homeassist.cli.checks import Check
-from homeassist.config.settings import SatelliteSettings
+from homeassist.config.satellites import SatelliteSettings
 from homeassist.esphome.link import connect_error, esphome_address
 
 ESPHOME_TIMEOUT_S = 5.0

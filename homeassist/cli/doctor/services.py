@@ -18,9 +18,10 @@ from homeassist.cli.checks import Check, judge_ollama_version
 from homeassist.cli.doctor.bounds import COMMAND_TIMEOUT_S, HTTP_TIMEOUT_S, ZWAVE_TIMEOUT_S, in_thread
 from homeassist.cli.doctor.system import SETUP, need
 from homeassist.config.loader import LoadedConfig
-from homeassist.config.settings import CACHED_MODELS, Settings
+from homeassist.config.model import CACHED_MODELS
+from homeassist.config.settings import Settings
 from homeassist.errors import ModelError, ModelNotConfiguredError, ModelUnreachableError, ZWaveError
-from homeassist.llm.embedded import SETUP_HINT, model_file, server_file, threads_for
+from homeassist.llm.embedded_files import SETUP_HINT, model_file, server_file, threads_for
 from homeassist.llm.ollama import probe_ollama
 from homeassist.llm.openai_server import list_models, missing_model
 

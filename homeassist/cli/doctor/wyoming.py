@@ -15,7 +15,8 @@ from wyoming.info import Describe, Info
 from homeassist.audio.remote_stt import RemoteTranscriber
 from homeassist.cli.checks import Check
 from homeassist.cli.doctor.esphome import check_esphome
-from homeassist.config.settings import SatelliteSettings, Settings
+from homeassist.config.satellites import SatelliteSettings
+from homeassist.config.settings import Settings
 from homeassist.errors import RemoteSttError
 
 WYOMING_TIMEOUT_S = 3.0

@@ -86,9 +86,11 @@ from homeassist.cli.validate.session import (
     Session,
 )
 from homeassist.config.loader import LoadedConfig
-from homeassist.config.settings import ModelOverride, OllamaSettings, OpenAISettings, Settings
+from homeassist.config.model import ModelOverride, OllamaSettings, OpenAISettings
+from homeassist.config.settings import Settings
 from homeassist.errors import ModelError, ModelNotConfiguredError
-from homeassist.llm.embedded import EmbeddedServer, choose_provider
+from homeassist.llm.embedded import choose_provider
+from homeassist.llm.embedded_server import EmbeddedServer
 
 __all__ = ["Report", "format_report", "run", "validate_model"]
 

@@ -14,7 +14,7 @@ import httpx
 from langchain_core.tools import BaseTool, StructuredTool
 
 from homeassist.cli.checks import Check, Status
-from homeassist.config.settings import ModelOverride, OllamaSettings, OpenAISettings
+from homeassist.config.model import ModelOverride, OllamaSettings, OpenAISettings
 from homeassist.errors import (
     ModelError,
     ModelNotConfiguredError,
