@@ -6,9 +6,12 @@ counted by why, and the wake word is reset afterwards. Otherwise (``processed``:
 endpointer and the wake word detector run on it in a worker thread. A speaker stuck past its bound (see
 ``Speaker.problem``) no longer mutes capture: a hung player must not leave the assistant deaf.
 
-After a wake word a short tone plays and the endpointer waits for speech (looking back for a command
-said over the wake word's scoring); "nothing heard" gets a short spoken prompt. With ``[wake] words =
-[]`` every utterance is a command and listening never stops. An utterance is handed over as a
+After a wake word the endpointer waits for speech (looking back for a command said over the wake word's
+scoring) and, with a ``check`` (:class:`~homeassist.audio.wake_check.WakeCheck`), the wake word's own
+audio is checked meanwhile: a wake whose words are not the wake word is dropped (no tone, no step, the
+command heard so far forgotten). Once it holds, a short tone plays and the wake is told; an utterance
+that ends before the check is over waits for it. "Nothing heard" gets a short spoken prompt. With
+``[wake] words = []`` every utterance is a command and listening never stops. An utterance is handed over as a
 :class:`~homeassist.audio.responding.Command`; each step is told (:class:`~homeassist.audio.steps.VoiceStep`).
 
 Acting at the first pause: a short pause starts a transcript of the speech so far
@@ -44,6 +47,7 @@ from homeassist.audio.speaker import Speaker
 from homeassist.audio.speculation import Speculation
 from homeassist.audio.steps import VoiceHooks, VoiceStep
 from homeassist.audio.wake import WakeWords
+from homeassist.audio.wake_check import WINDOW_S, WakeCheck
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -69,8 +73,11 @@ class Listener:
         hooks: VoiceHooks,
         tell: Tell,
         hand_over: Callable[[Command], None],
+        check: WakeCheck | None = None,
     ) -> None:
         self.wake = wake
+        #: The second check on a wake of ours (None: every firing counts).
+        self.check = check
         self.endpointer = endpointer
         self.speaker = speaker
         self.speculation = speculation
@@ -97,6 +104,11 @@ class Listener:
         self._claim: Claim | None = None
         #: The last frames heard (the wake word's audio, when it fires): a new claim hears them too.
         self._recent: deque[AudioFrame] = deque(maxlen=round(LOOKBACK_S / FRAME_SECONDS))
+        #: The audio the check hears: the last ``WINDOW_S`` before a firing.
+        self._heard: deque[AudioFrame] = deque(maxlen=round(WINDOW_S / FRAME_SECONDS))
+        #: The check of the wake being listened to, while it runs; what waits for it to hold.
+        self._checking: asyncio.Task[bool] | None = None
+        self._waiting: list[Callable[[], None]] = []
         if self._listening:
             self.endpointer.start()
 
@@ -145,7 +157,11 @@ class Listener:
             # Every frame reaches the endpointer (it keeps the pre-roll while idle), before the wake
             # word: the command often starts while the wake word is still being scored.
             event = self.endpointer.feed(frame)
-            word = self.wake.process(frame) if not self._listening else None
+            word = None
+            if not self._listening:
+                word = self.wake.process(frame)
+            elif self.wake.continuous:
+                self.wake.process(frame)  # kept up to date: no reset, so no deaf settling, after it
             early = None
             end = self.endpointer.speech_end_index
             if (
@@ -158,6 +174,8 @@ class Listener:
             if isinstance(event, Utterance):
                 self._last_end = end
             self._recent.append(frame)
+            if self.check is not None:
+                self._heard.append(frame)
             if self._listening and word is None and self._claim is not None:
                 self._claim.hear(frame)
             return word, event, early
@@ -205,28 +223,31 @@ class Listener:
             _LOGGER.debug("A complete command: acting at a pause of %.2f s", endpointer.pause_s)
             utterance = endpointer.cut()
             self.speculation.acted()
-            self._hand_over(Command(utterance.audio, utterance.speech_end_at, task, self._claim))
-            self._tell(VoiceStep.SPEECH_STOPPED, "")
+            self._once_checked(
+                self._ended, Command(utterance.audio, utterance.speech_end_at, task, self._claim)
+            )
             self._done_listening()
 
     def _act(self, word: str | None, event: Event | None) -> None:
         if word is not None:
-            _LOGGER.info("Wake word %s", word)
             self._listening = True
             self.endpointer.start(look_back=True)  # a late firing must not cut the command's first word
             self._claim_utterance(word)
-            asyncio.get_running_loop().create_task(self.speaker.beep())
-            self._tell(VoiceStep.WAKE, word)
+            if self.check is not None and self.wake.continuous:  # ours: its audio is here to check
+                audio = np.concatenate([frame.samples for frame in self._heard])
+                self._checking = asyncio.get_running_loop().create_task(self.check(audio, word))
+                self._checking.add_done_callback(lambda task: self._checked(task, word))
+            else:
+                self._woke(word)
             return
         if not self._listening:
             return
         if isinstance(event, SpeechStarted):
             _LOGGER.debug("Speech started")
-            self._tell(VoiceStep.SPEECH_STARTED, "")
+            self._once_checked(self._tell, VoiceStep.SPEECH_STARTED, "")
         elif isinstance(event, Utterance):
             early = self.speculation.take(self._last_end)  # the speech did not go on: its transcript
-            self._hand_over(Command(event.audio, event.speech_end_at, early, self._claim))
-            self._tell(VoiceStep.SPEECH_STOPPED, "")
+            self._once_checked(self._ended, Command(event.audio, event.speech_end_at, early, self._claim))
             self._done_listening()
         elif isinstance(event, NothingHeard):
             self._tell(VoiceStep.NOTHING_HEARD, "")
@@ -234,6 +255,37 @@ class Listener:
                 _LOGGER.info("Nothing heard after the wake word")
                 asyncio.get_running_loop().create_task(self.speaker.say(NOTHING_HEARD))
             self._done_listening()
+
+    def _woke(self, word: str) -> None:
+        _LOGGER.info("Wake word %s", word)
+        asyncio.get_running_loop().create_task(self.speaker.beep())
+        self._tell(VoiceStep.WAKE, word)
+
+    def _ended(self, command: Command) -> None:
+        self._hand_over(command)
+        self._tell(VoiceStep.SPEECH_STOPPED, "")
+
+    def _once_checked(self, then: Callable[..., None], *args: object) -> None:
+        """``then(*args)`` now, or once the wake's check holds (never, when it drops the wake)."""
+        if self._checking is None:
+            then(*args)
+        else:
+            self._waiting.append(lambda: then(*args))
+
+    def _checked(self, task: asyncio.Task[bool], word: str) -> None:
+        """The check is over: the wake is told and what waited goes on, or it is all dropped."""
+        if self._checking is not task:
+            return  # listening stopped meanwhile (a stand-down, a device's stop)
+        self._checking = None
+        waiting, self._waiting = self._waiting, []
+        if task.cancelled() or not task.result():
+            if self._claim is not None:
+                self._claim.withdraw()
+            self._stop_listening()
+            return
+        self._woke(word)
+        for then in waiting:
+            then()
 
     def _claim_utterance(self, word: str) -> None:
         """The wake word fired: claim the utterance, and stand down if another listener wins it."""
@@ -266,20 +318,26 @@ class Listener:
 
     def _stop_listening(self) -> bool:
         """Back to waiting for the wake word, dropping what was heard since; whether it was listening."""
+        if self._checking is not None:
+            self._checking.cancel()
+            self._checking, self._waiting = None, []
         with self._detecting:
             listening = self._listening and self.wake.enabled
             if listening:
                 self.endpointer.stop()
                 self._listening = False
-                self.wake.reset()
+                if not self.wake.continuous:
+                    self.wake.reset()
                 self._recent.clear()
             self.speculation.cancel()
         return listening
 
     def _done_listening(self) -> None:
         self._recent.clear()  # a new wake word's audio starts here (a satellite's next run, too)
+        self._heard.clear()
         if self.wake.enabled:
             self._listening = False
-            self.wake.reset()
+            if not self.wake.continuous:
+                self.wake.reset()
         else:
             self.endpointer.start()

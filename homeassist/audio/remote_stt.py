@@ -238,6 +238,10 @@ class RemoteTranscriber:
         self._succeeded()
         return Reached(programs, languages)
 
+    async def words_heard(self, audio: npt.NDArray[np.int16]) -> str:
+        """What ``audio`` says, as the service hears it (it is sent no prompt per utterance anyway)."""
+        return (await self.transcribe(audio, source="wake check")).text
+
     async def transcribe(self, audio: npt.NDArray[np.int16], *, source: str = "microphone") -> Transcript:
         """The text of one utterance (an empty Transcript when nothing real was said); RemoteSttError
         when the service gives none within ``[stt] time_limit_s``."""

@@ -105,6 +105,11 @@ class SpeechTranscriber(Protocol):
 
     def transcribe_blocking(self, audio: npt.NDArray[np.int16], *, source: str = ...) -> Transcript: ...
 
+    async def words_heard(self, audio: npt.NDArray[np.int16]) -> str:
+        """What ``audio`` says, heard plainly: no biasing toward the home or the wake phrase (the
+        wake-word check, ``homeassist.audio.wake_check``)."""
+        ...
+
     async def aclose(self) -> None: ...
 
 
@@ -232,6 +237,24 @@ class BackgroundTranscriber:
         if self._model is None:
             self._load()
         return self._transcribe(audio, source)
+
+    async def words_heard(self, audio: npt.NDArray[np.int16]) -> str:
+        """What ``audio`` says, greedy and unbiased (a second or two: about 0.1-0.3 s on 2 cores)."""
+        await self.load()
+        return await asyncio.get_running_loop().run_in_executor(self._worker, self._words_heard, audio)
+
+    def _words_heard(self, audio: npt.NDArray[np.int16]) -> str:
+        segments, _info = self._model.transcribe(
+            audio.astype(np.float32) / 32768.0,
+            language=self.language,
+            beam_size=1,
+            temperature=0.0,
+            vad_filter=False,
+            condition_on_previous_text=False,
+            without_timestamps=True,
+            max_new_tokens=max_tokens(len(audio) / SAMPLE_RATE),
+        )
+        return " ".join(segment.text.strip() for segment in segments).strip()
 
     def _transcribe_if_wanted(
         self, wanted: threading.Event, audio: npt.NDArray[np.int16], source: str

@@ -13,6 +13,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -32,7 +33,9 @@ from homeassist.audio.responding import Handle
 from homeassist.audio.speaker import Output, Speaker, output_device
 from homeassist.audio.steps import VoiceHooks
 from homeassist.audio.stt import BackgroundTranscriber, SpeechTranscriber
-from homeassist.audio.wake import WakeWordDetector, WakeWords, wake_phrase
+from homeassist.audio.wake import WakeWords, wake_phrase
+from homeassist.audio.wake_check import WINDOW_S
+from homeassist.audio.wake_engine import WakeDetector, build_detector
 from homeassist.config.settings import Settings
 from homeassist.errors import AudioError
 
@@ -116,9 +119,9 @@ def build_endpointer(settings: Settings) -> Endpointer:
     )
 
 
-def build_wake(settings: Settings) -> WakeWordDetector:
-    wake = settings.wake
-    return WakeWordDetector(wake.words, threshold=wake.threshold, refractory_s=wake.refractory_s)
+def build_wake(settings: Settings) -> WakeDetector:
+    """The wake-word detector ``[wake]`` asks for (loads models: call it in a worker thread)."""
+    return build_detector(settings.wake)
 
 
 async def build_voice(
@@ -126,7 +129,7 @@ async def build_voice(
     state_dir: Path,
     handle: Handle,
     shared: Callable[[], Awaitable[SpeechTranscriber]] | None = None,
-    shared_wake: Callable[[], Awaitable[WakeWordDetector | None]] | None = None,
+    shared_wake: Callable[[], Awaitable[WakeDetector | None]] | None = None,
     hooks: VoiceHooks = NO_HOOKS,
 ) -> VoiceLoop | None:
     """The daemon's voice loop; None when voice is off (``[audio] input = 'none'``). AudioError when
@@ -169,25 +172,38 @@ async def build_voice(
     )
 
 
+class Recorded(NamedTuple):
+    """What a recording holds: the command, the wake word it started with, and that word's audio (the
+    ``wake_check.WINDOW_S`` before it fired, for the wake-word check)."""
+
+    command: npt.NDArray[np.int16]
+    word: str | None
+    wake_audio: npt.NDArray[np.int16]
+
+
 def command_from_recording(
-    audio: npt.NDArray[np.int16], wake: WakeWordDetector, endpointer: Endpointer
-) -> tuple[npt.NDArray[np.int16], str | None]:
+    audio: npt.NDArray[np.int16], wake: WakeDetector, endpointer: Endpointer
+) -> Recorded:
     """The command in a recording and the wake word it started with; (the whole recording, None) when no
     wake word was heard (or none is configured): the caller decides whether that counts as a command."""
+    nothing = np.zeros(0, dtype=np.int16)
     if not wake.enabled:
-        return audio, None
+        return Recorded(audio, None, nothing)
     silence = np.zeros(int(2 * SAMPLE_RATE), dtype=np.int16)  # lets the endpointer hear the end
     word: str | None = None
+    heard = nothing
     for number, samples in enumerate(to_frames(np.concatenate([audio, silence])), start=1):
         frame = AudioFrame(samples, number * FRAME_SECONDS)
         event = endpointer.feed(frame)
         if word is None:
             word = wake.process(frame)
             if word is not None:
+                end = number * len(samples)
+                heard = audio[max(0, end - round(WINDOW_S * SAMPLE_RATE)) : end]
                 endpointer.start(look_back=True)
             continue
         if isinstance(event, Utterance):
-            return event.audio, word
+            return Recorded(event.audio, word, heard)
         if isinstance(event, NothingHeard):
-            return np.zeros(0, dtype=np.int16), word
-    return (audio, None) if word is None else (np.zeros(0, dtype=np.int16), word)
+            return Recorded(nothing, word, heard)
+    return Recorded(audio, None, nothing) if word is None else Recorded(nothing, word, heard)

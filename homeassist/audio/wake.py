@@ -5,9 +5,15 @@ the shared melspectrogram and embedding models), loaded by path: nothing is ever
 ``openwakeword`` Python code is not imported. The streaming feature pipeline is openWakeWord's own
 (``AudioFeatures._streaming_features`` for 1280-sample frames: melspectrogram of the last 1760 samples,
 ``x/10 + 2``, one 96-value embedding of the last 76 mel rows per frame, each word model on the last N
-embeddings, scores forced to 0 for the first 5 frames) re-done on small numpy buffers: the package's
-version converts a 10-second deque of Python ints to a list on every frame, which costs more than the
-models themselves. tests/audio/test_wake.py checks that the scores match the package's.
+embeddings) re-done on small numpy buffers: the package's version converts a 10-second deque of Python
+ints to a list on every frame, which costs more than the models themselves. tests/audio/test_wake.py
+checks that the scores match the package's.
+
+Unlike the package, a start or a reset does not fill the word models' window with embeddings of random
+noise (the package does, and forces only the first 5 of 16 frames to 0: a measured cause of wakes on
+kitchen noise right after a reset). The window starts empty, as in Home Assistant's ``pyopen-wakeword``,
+and a word is scored only once every embedding in its window was made from mel rows heard since the
+reset (``_settle_frames``: 2.0 s for the shipped 16-row models), so no score mixes in start-up state.
 
 ``process`` is CPU work (about 2 ms a frame): call it from the thread that consumes the frames, not on
 the event loop. Construction loads four ONNX sessions (about 0.2 s): do it in a worker thread too.
@@ -38,7 +44,9 @@ _NOT_WAKE_WORDS = frozenset({"timer", "weather"})
 _FEATURE_MODELS = frozenset({"melspectrogram", "embedding_model", "silero_vad"})
 _MEL_CONTEXT = 480  # 3 hops of 160 samples before the frame, as openWakeWord feeds its melspectrogram
 _MEL_ROWS = 76  # mel rows per embedding window
-_WARMUP_FRAMES = 5  # openWakeWord reports 0 for the first 5 frames while its buffers fill
+_MEL_ROWS_PER_FRAME = 8  # an 80 ms frame adds 8 rows of 10 ms
+#: The threshold when ``[wake] threshold`` is unset: openWakeWord's own default, kept by issue 18's bench.
+DEFAULT_THRESHOLD = 0.5
 
 
 #: How alike a transcribed word must be to the wake word's name to be taken for it ("jarvis", "jervis").
@@ -97,6 +105,12 @@ def shipped_words(directory: Path | None = None) -> dict[str, Path]:
     return words
 
 
+def _settle_frames(rows: int) -> int:
+    """The first frame after a reset whose window of ``rows`` embeddings was all made from mel rows
+    heard since: the first embedding of only new rows comes with frame ceil(76 / 8) = 10."""
+    return rows + math.ceil(_MEL_ROWS / _MEL_ROWS_PER_FRAME) - 1
+
+
 def _session(path: Path) -> Any:
     try:
         import onnxruntime  # type: ignore[import-untyped,unused-ignore]
@@ -122,6 +136,13 @@ class WakeWords(Protocol):
     #: The wake words (model names), whose phrase is cut from a transcript's start.
     words: tuple[str, ...]
 
+    @property
+    def continuous(self) -> bool:
+        """True: it hears every frame, a command's too (what fires then is ignored), so it never needs a
+        reset between utterances and is never deaf while it settles after one. False (a satellite's own
+        wake word): it is asked only while no command is heard, and reset after each."""
+        ...
+
     def process(self, frame: AudioFrame) -> str | None: ...
 
     def reset(self) -> None: ...
@@ -130,15 +151,18 @@ class WakeWords(Protocol):
 class WakeWordDetector:
     """Scores each frame with every configured wake word; ``words=[]`` means always listening (no-op)."""
 
-    def __init__(self, words: Sequence[str], threshold: float = 0.5, refractory_s: float = 2.0) -> None:
-        if not 0 < threshold < 1:
-            raise ValueError(f"wake-word threshold must be between 0 and 1, not {threshold}")
+    engine = "openwakeword"
+    continuous = True
+
+    def __init__(
+        self, words: Sequence[str], threshold: float | None = None, refractory_s: float = 2.0
+    ) -> None:
+        self.threshold = threshold
         if refractory_s < 0:
             raise ValueError(f"wake-word refractory_s must not be negative, not {refractory_s}")
         directory = models_dir()
         shipped = shipped_words(directory)
         self.available: tuple[str, ...] = tuple(shipped)
-        self.threshold = threshold
         self.refractory_s = refractory_s
         self.enabled = bool(words)
         #: The configured wake words, by model name.
@@ -171,8 +195,19 @@ class WakeWordDetector:
             model_input = session.get_inputs()[0]
             self._words[word] = (session, model_input.name, int(model_input.shape[1]))
         self._keep = max(rows for _, _, rows in self._words.values())
-        self._initial_features = self._noise_features()
         self.reset()
+
+    @property
+    def threshold(self) -> float:
+        """The score above which a word counts (``DEFAULT_THRESHOLD`` when set to None)."""
+        return self._threshold
+
+    @threshold.setter
+    def threshold(self, value: float | None) -> None:
+        value = DEFAULT_THRESHOLD if value is None else value
+        if not 0 < value < 1:
+            raise ValueError(f"wake-word threshold must be between 0 and 1, not {value}")
+        self._threshold = value
 
     def sharing(self) -> WakeWordDetector:
         """A detector for another audio stream (a satellite) that shares these models: the ONNX sessions
@@ -183,15 +218,6 @@ class WakeWordDetector:
         other.reset()
         return other
 
-    def _noise_features(self) -> npt.NDArray[np.float32]:
-        """Embeddings of 4 s of quiet noise to start the history from, as openWakeWord does (but seeded)."""
-        noise = np.random.default_rng(0).integers(-1000, 1000, 4 * 16_000).astype(np.float32)
-        mel = self._mel(noise)
-        windows = [mel[i : i + _MEL_ROWS] for i in range(0, len(mel) - _MEL_ROWS + 1, 8)]
-        batch = np.stack(windows)[:, :, :, None].astype(np.float32)
-        features: npt.NDArray[np.float32] = self._embedding.run(None, {"input_1": batch})[0].reshape(-1, 96)
-        return features[-max(self._keep, 16) :].copy()
-
     def _mel(self, samples: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         spec = np.squeeze(self._melspec.run(None, {"input": samples[None, :]})[0])
         # openWakeWord's transform, which brings the ONNX melspectrogram close to Google's original.
@@ -199,10 +225,11 @@ class WakeWordDetector:
         return result
 
     def reset(self) -> None:
-        """Forget the audio heard so far (after the speaker played, after an utterance) and the refractory."""
+        """Forget the audio heard so far (after the speaker played, after an utterance) and the refractory:
+        the embedding window starts empty, and a word scores 0 until it is full again."""
         self._raw: npt.NDArray[np.float32] = np.zeros(0, dtype=np.float32)
         self._mels: npt.NDArray[np.float32] = np.ones((_MEL_ROWS, 32), dtype=np.float32)
-        self._features = self._initial_features.copy() if self.enabled else np.zeros((0, 96), np.float32)
+        self._features = np.zeros((0, 96), np.float32)
         self._frames = 0
         self._quiet_until = 0
         self.scores = {}
@@ -219,11 +246,13 @@ class WakeWordDetector:
         embedding = self._embedding.run(None, {"input_1": self._mels[None, :, :, None]})[0].reshape(1, 96)
         self._features = np.concatenate([self._features, embedding])[-self._keep :]
         self._frames += 1
-        warming = self._frames <= _WARMUP_FRAMES
         scores: dict[str, float] = {}
         for word, (session, name, rows) in self._words.items():
+            if self._frames < _settle_frames(rows):  # the window still reaches back before the reset
+                scores[word] = 0.0
+                continue
             output = session.run(None, {name: self._features[None, -rows:]})[0]
-            scores[word] = 0.0 if warming else float(output.reshape(-1)[0])
+            scores[word] = float(output.reshape(-1)[0])
         self.scores = scores
         if self._frames <= self._quiet_until:
             return None

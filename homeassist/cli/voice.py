@@ -24,6 +24,7 @@ from homeassist.audio.voice import (
     command_from_recording,
 )
 from homeassist.audio.wake import strip_wake_phrase
+from homeassist.audio.wake_check import WakeCheck
 from homeassist.cli import EXIT_FAILURE, EXIT_OK, SIM_NOT_KEPT
 from homeassist.config.loader import LoadedConfig, state_dir
 from homeassist.daemon import build_runtime
@@ -51,19 +52,24 @@ def transcriber_timings(timings: dict[str, float], load_ms: float) -> dict[str, 
 async def ask_wav(path: Path, loaded: LoadedConfig, *, as_json: bool, no_wake: bool = False) -> int:
     settings = loaded.settings
     audio = await asyncio.to_thread(read_wav, path)
+    heard = audio[:0]
     if no_wake or not settings.wake.words:  # the whole recording is the request
         command, word = audio, None
     else:
         wake = await asyncio.to_thread(build_wake, settings)
         endpointer = await asyncio.to_thread(build_endpointer, settings)
-        command, word = await asyncio.to_thread(command_from_recording, audio, wake, endpointer)
-        if word is None:  # as the microphone would: without the wake word nothing is heard or done
-            if as_json:
-                print(json.dumps({"reply": NO_WAKE_WORD, "text": "", "wake_word": None}))
-            else:
-                print(NO_WAKE_WORD)
-            return EXIT_FAILURE
+        command, word, heard = await asyncio.to_thread(command_from_recording, audio, wake, endpointer)
     transcriber = build_transcriber(settings, state_dir(settings))
+    if word is not None and settings.wake.check and not await WakeCheck(transcriber.words_heard)(heard, word):
+        word = None  # a near miss ("hey charles"): as the microphone would, it is not a wake word
+    if word is None and not (no_wake or not settings.wake.words):
+        # as the microphone would: without the wake word nothing is heard or done
+        await transcriber.aclose()
+        if as_json:
+            print(json.dumps({"reply": NO_WAKE_WORD, "text": "", "wake_word": None}))
+        else:
+            print(NO_WAKE_WORD)
+        return EXIT_FAILURE
     transcript = await transcriber.transcribe(command, source=str(path))
     await transcriber.aclose()
     if word is not None:  # the command audio may begin with the wake phrase

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from homeassist.audio.pipeline import VoiceLoop
-from homeassist.audio.wake import WakeWordDetector
+from homeassist.audio.wake_engine import WakeDetector
 from homeassist.config.settings import Settings
 from homeassist.daemon.satellite_parts import Satellite, SatelliteWake
 from homeassist.scheduler.announcer import Speakers, Voice
@@ -52,10 +52,10 @@ class Listeners:
         for satellite in self.satellites.values():
             satellite.loop.paused = paused
 
-    def wake_words(self) -> list[WakeWordDetector | SatelliteWake]:
+    def wake_words(self) -> list[WakeDetector | SatelliteWake]:
         """The wake words a reload's ``[wake] threshold`` reaches: the microphone's and each satellite's."""
         voice = self.voice
-        mine = [voice.wake] if voice is not None and isinstance(voice.wake, WakeWordDetector) else []
+        mine = [voice.wake] if voice is not None and isinstance(voice.wake, WakeDetector) else []
         return [*mine, *(satellite.wake for satellite in self.satellites.values())]
 
     def someone_speaking(self) -> bool:

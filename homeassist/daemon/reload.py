@@ -45,9 +45,13 @@ class SettingsDiff:
 
 
 class WakeWord(Protocol):
-    """The wake-word detector, whose threshold a reload changes."""
+    """The wake-word detector, whose threshold a reload changes (None: the engine's own)."""
 
-    threshold: float
+    @property
+    def threshold(self) -> float | None: ...
+
+    @threshold.setter
+    def threshold(self, value: float | None) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -89,7 +93,7 @@ async def reload(
     detectors = [] if wake is None else list(wake) if isinstance(wake, Sequence) else [wake]
     if "wake.threshold" in changed and detectors:
         for detector in detectors:
-            detector.threshold = new.wake.threshold
+            detector.threshold = new.wake.threshold or None  # 0: the engine's own
         applied.append("wake.threshold")
     try:
         new_token = await asyncio.to_thread(ensure_token, token_path(new))

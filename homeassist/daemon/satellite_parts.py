@@ -16,7 +16,7 @@ from homeassist.audio.link import SatelliteOutput
 from homeassist.audio.pipeline import VoiceLoop
 from homeassist.audio.speaker import Speaker
 from homeassist.audio.steps import VoiceEvent, VoiceStep
-from homeassist.audio.wake import WakeWordDetector
+from homeassist.audio.wake_engine import WakeDetector
 from homeassist.config.satellites import SatelliteSettings
 from homeassist.esphome.link import EsphomeLink
 from homeassist.esphome.satellite import EsphomeRun
@@ -36,7 +36,7 @@ class SatelliteWake:
     streams all the time, its own while it runs one (``fire`` at its ``run-pipeline``). Satisfies
     :class:`~homeassist.audio.wake.WakeWords`."""
 
-    def __init__(self, ours: WakeWordDetector | None) -> None:
+    def __init__(self, ours: WakeDetector | None) -> None:
         self._ours = ours
         self.enabled = True
         #: Our wake words, whose phrase is cut from a transcript of audio heard with ours.
@@ -51,16 +51,21 @@ class SatelliteWake:
         return self.stage == "asr"
 
     @property
+    def continuous(self) -> bool:
+        """Ours hears every frame; the satellite's own is told only between commands."""
+        return self._ours is not None and not self.remote
+
+    @property
     def scores(self) -> dict[str, float]:
         """Our wake words' latest scores (none while the satellite runs its own)."""
         return self._ours.scores if self._ours is not None and not self.remote else {}
 
     @property
-    def threshold(self) -> float:
-        return self._ours.threshold if self._ours is not None else 0.0
+    def threshold(self) -> float | None:
+        return self._ours.threshold if self._ours is not None else None
 
     @threshold.setter
-    def threshold(self, value: float) -> None:  # a reload's new [wake] threshold
+    def threshold(self, value: float | None) -> None:  # a reload's new [wake] threshold
         if self._ours is not None:
             self._ours.threshold = value
 

@@ -24,7 +24,7 @@ from homeassist.audio.arbiter import Arbiter, Claim
 from homeassist.audio.steps import VoiceEvent, VoiceHooks
 from homeassist.audio.stt import SpeechTranscriber
 from homeassist.audio.voice import build_transcriber, build_wake
-from homeassist.audio.wake import WakeWordDetector
+from homeassist.audio.wake_engine import WakeDetector
 from homeassist.config.loader import state_dir
 from homeassist.config.settings import Settings
 from homeassist.config.speech import SttSettings
@@ -43,10 +43,10 @@ class SharedWake:
 
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
-        self._detector: WakeWordDetector | None = None
+        self._detector: WakeDetector | None = None
         self._lock = asyncio.Lock()
 
-    async def detector(self) -> WakeWordDetector | None:
+    async def detector(self) -> WakeDetector | None:
         """A new detector over the shared models (its own buffers)."""
         if not self._settings.wake.words:
             return None

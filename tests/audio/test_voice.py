@@ -30,7 +30,9 @@ from homeassist.config.settings import Settings
 from homeassist.config.speech import AudioSettings, SttSettings, TtsSettings
 from homeassist.messages import Intent, Reply
 from tests.audio.conftest import (
+    ESPEAK_WAKE,
     STT_TIME_LIMIT_S,
+    WAKE_LEAD_S,
     Clips,
     Samples,
     VirtualMic,
@@ -42,7 +44,7 @@ from tests.audio.conftest import (
 from tests.conftest import REPO, wait_until, wait_until_async
 from tests.zwave.conftest import KITCHEN_LIGHT, SWITCH, Observer
 
-SETTINGS: Settings = load_settings(env={}).settings
+SETTINGS: Settings = load_settings(env=ESPEAK_WAKE).settings
 
 #: Writes a raw file into the virtual microphone's FIFO one 80 ms block at a time, on a steady clock,
 #: then silence until it is killed (a sound card's clock: its pace is the behaviour here).
@@ -129,7 +131,7 @@ async def test_frames_are_dropped_while_the_speaker_plays(
     commands = Commands()
     speaker = Speaker(TtsSettings(), AudioSettings(wav_dir=str(tmp_path)), device=None)
     loop = VoiceLoop(
-        WavSource(write_pcm16(tmp_path / "x.wav", compose(0.5, clips.wake_command, 2.0, seed=8))),
+        WavSource(write_pcm16(tmp_path / "x.wav", compose(WAKE_LEAD_S, clips.wake_command, 2.0, seed=8))),
         wake=build_wake(SETTINGS),
         endpointer=build_endpointer(SETTINGS),
         transcriber=transcriber,
@@ -151,15 +153,17 @@ async def test_frames_are_dropped_while_the_speaker_plays(
 def test_a_recording_starting_with_the_wake_word_has_it_cut_off(
     clips: Clips, transcriber: BackgroundTranscriber
 ) -> None:
-    command, word = command_from_recording(
-        compose(0.5, clips.wake_command, 0.5, seed=9), build_wake(SETTINGS), build_endpointer(SETTINGS)
+    command, word, _ = command_from_recording(
+        compose(WAKE_LEAD_S, clips.wake_command, 0.5, seed=9),
+        build_wake(SETTINGS),
+        build_endpointer(SETTINGS),
     )
     assert word == "hey_jarvis"
     # The command audio reaches back to the wake phrase (a late firing must not cut the first word);
     # the phrase is cut off the transcript.
     text = strip_wake_phrase(transcriber.transcribe_blocking(command).text, word).lower()
     assert "kitchen light" in text and "jarvis" not in text
-    whole, none = command_from_recording(
+    whole, none, _ = command_from_recording(
         compose(0.5, clips.command, 0.5, seed=10), build_wake(SETTINGS), build_endpointer(SETTINGS)
     )
     assert none is None and len(whole) == len(compose(0.5, clips.command, 0.5, seed=10))
@@ -180,7 +184,7 @@ async def test_capture_never_waits_while_the_base_model_loads_and_transcribes(
     # so no collection of a big heap holds the GIL while PortAudio's callback waits for it.
     gc.collect()
     gc.freeze()
-    audio = compose(0.5, clips.wake_command, 7.0, seed=11)
+    audio = compose(WAKE_LEAD_S, clips.wake_command, 7.0, seed=11)
     raw = tmp_path / "paced.raw"
     raw.write_bytes(audio.astype("<i2").tobytes())
     feeder = await asyncio.create_subprocess_exec(
@@ -250,14 +254,18 @@ def test_hey_jarvis_through_the_virtual_microphone_switches_the_light_in_the_dae
     home = tmp_path / "alsa-home"
     mic = VirtualMic(home)
     replies = tmp_path / "replies"
-    env = cli_env | {
-        "HOME": str(home),
-        "HOMEASSIST_AUDIO__INPUT": "vmic",
-        "HOMEASSIST_AUDIO__OUTPUT": "none",
-        "HOMEASSIST_AUDIO__WAV_DIR": str(replies),
-        "HOMEASSIST_ZWAVE__URL": sim_url,
-        "HOMEASSIST_STT__TIME_LIMIT_S": str(STT_TIME_LIMIT_S),
-    }
+    env = (
+        cli_env
+        | ESPEAK_WAKE
+        | {
+            "HOME": str(home),
+            "HOMEASSIST_AUDIO__INPUT": "vmic",
+            "HOMEASSIST_AUDIO__OUTPUT": "none",
+            "HOMEASSIST_AUDIO__WAV_DIR": str(replies),
+            "HOMEASSIST_ZWAVE__URL": sim_url,
+            "HOMEASSIST_STT__TIME_LIMIT_S": str(STT_TIME_LIMIT_S),
+        }
+    )
     log = (tmp_path / "daemon.log").open("w")
     daemon = subprocess.Popen(
         [sys.executable, "-m", "homeassist", "run"],
@@ -270,7 +278,7 @@ def test_hey_jarvis_through_the_virtual_microphone_switches_the_light_in_the_dae
     try:
         asyncio.run(set_light(sim_url, False))
         wait_for(lambda: "Listening on input device" in (tmp_path / "daemon.log").read_text(), 120, tmp_path)
-        mic.play(compose(0.5, clips.wake_command, 3.0, seed=12), interval_s=FRAME_SECONDS / 2)
+        mic.play(compose(WAKE_LEAD_S, clips.wake_command, 3.0, seed=12), interval_s=FRAME_SECONDS / 2)
         wait_for(lambda: asyncio.run(light(sim_url)) is True, 120, tmp_path)
         wait_for(lambda: any(replies.glob("*.wav")), 60, tmp_path)
     finally:
@@ -354,8 +362,8 @@ async def test_stop_after_the_wake_word_cuts_a_reply_short(
 
     loop = VoiceLoop(
         HeldSource(
-            compose(0.5, clips.wake_command, 1.5, seed=13),
-            compose(1.0, clips.wake_phrase, 0.2, stop, 2.0, seed=16),  # a breath first, as people do
+            compose(WAKE_LEAD_S, clips.wake_command, 1.5, seed=13),
+            compose(WAKE_LEAD_S, clips.wake_phrase, 0.2, stop, 2.0, seed=16),  # a breath first, as people do
             reply_begun,
         ),
         wake=build_wake(SETTINGS),

@@ -22,7 +22,7 @@ from homeassist.audio.steps import VoiceEvent, VoiceHooks
 from homeassist.audio.stt import BackgroundTranscriber
 from homeassist.audio.voice import build_endpointer, build_wake
 from homeassist.config.speech import AudioSettings, SttSettings, TtsSettings
-from tests.audio.conftest import STT_TIME_LIMIT_S, Clips, Samples, compose
+from tests.audio.conftest import STT_TIME_LIMIT_S, WAKE_LEAD_S, Clips, Samples, compose
 from tests.audio.test_voice import SETTINGS, Commands
 
 pytestmark = pytest.mark.timeout(300)
@@ -72,7 +72,7 @@ async def test_two_microphones_in_one_room_wake_and_only_the_louder_answers(
 ) -> None:
     # A wide window: on a loaded machine one loop may wake well after the other; the choice is tested.
     arbiter = Arbiter(window_s=2.0)
-    heard = compose(0.5, clips.wake_command, 3.0, seed=21)
+    heard = compose(WAKE_LEAD_S, clips.wake_command, 3.0, seed=21)
     start = time.monotonic() + 0.2
     loops: dict[str, tuple[VoiceLoop, Commands]] = {}
     for name, gain in (("near", 1.0), ("far", 0.35)):

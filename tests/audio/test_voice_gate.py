@@ -20,9 +20,9 @@ from homeassist.config.loader import load_settings
 from homeassist.config.settings import Settings
 from homeassist.config.speech import AudioSettings, SttSettings, TtsSettings
 from homeassist.messages import Intent, Reply, Transcript
-from tests.audio.conftest import Clips, compose, write_pcm16
+from tests.audio.conftest import ESPEAK_WAKE, WAKE_LEAD_S, Clips, compose, write_pcm16
 
-SETTINGS: Settings = load_settings(env={}).settings
+SETTINGS: Settings = load_settings(env=ESPEAK_WAKE).settings
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +58,7 @@ async def test_a_refused_transcript_is_answered_without_the_assistant(
         )
 
     speaker = Speaker(TtsSettings(), AudioSettings(wav_dir=str(tmp_path / "replies")), device=None)
-    audio = compose(0.5, clips.wake_command, 1.5, seed=21)
+    audio = compose(WAKE_LEAD_S, clips.wake_command, 1.5, seed=21)
     loop = VoiceLoop(
         WavSource(write_pcm16(tmp_path / "command.wav", audio), trailing_silence_s=2.0),
         wake=build_wake(SETTINGS),
@@ -101,7 +101,7 @@ async def test_a_speech_service_gone_is_one_spoken_sentence_not_a_crash(
         return Reply(text="Done.", request=text, intent=Intent("device", 1.0), path="local")
 
     speaker = Speaker(TtsSettings(), AudioSettings(wav_dir=str(tmp_path / "replies")), device=None)
-    audio = compose(0.5, clips.wake_command, 1.5, seed=21)
+    audio = compose(WAKE_LEAD_S, clips.wake_command, 1.5, seed=21)
     loop = VoiceLoop(
         WavSource(write_pcm16(tmp_path / "command.wav", audio), trailing_silence_s=2.0),
         wake=build_wake(SETTINGS),

@@ -28,10 +28,10 @@ from homeassist.config.loader import load_settings
 from homeassist.config.settings import Settings
 from homeassist.config.speech import AudioSettings, SttSettings, TtsSettings
 from homeassist.messages import Intent, Reply, Transcript
-from tests.audio.conftest import Clips, Samples, compose, seconds, synthesize
+from tests.audio.conftest import ESPEAK_WAKE, WAKE_LEAD_S, Clips, Samples, compose, seconds, synthesize
 from tests.conftest import wait_until_async
 
-SETTINGS: Settings = load_settings(env={}).settings
+SETTINGS: Settings = load_settings(env=ESPEAK_WAKE).settings
 HOLD_S = 60.0  # the longest a held source or transcript waits for the test (a failing test, not a hang)
 
 
@@ -127,10 +127,10 @@ async def finish(loop: VoiceLoop, run: asyncio.Task[None], source: HeldSource) -
 async def test_a_complete_command_acts_in_the_pause_and_anything_else_waits_for_the_silence(
     complete: bool, clips: Clips, transcriber: BackgroundTranscriber, tmp_path: Path
 ) -> None:
-    audio = compose(0.5, clips.wake_command, 2.0, seed=31)
+    audio = compose(WAKE_LEAD_S, clips.wake_command, 2.0, seed=31)
     # The source stops 0.4 s into the pause after the command: past act_after_ms, short of the 700 ms
     # of trailing silence that would end the utterance.
-    source = HeldSource(audio, hold_at=seconds(0.5) + len(clips.wake_command) + seconds(0.4))
+    source = HeldSource(audio, hold_at=seconds(WAKE_LEAD_S) + len(clips.wake_command) + seconds(0.4))
     asked = Asked()
     judged: list[str] = []
 
@@ -161,9 +161,11 @@ async def test_a_sentence_that_goes_on_after_the_pause_is_not_cut_there(
     clips: Clips, transcriber: BackgroundTranscriber, tmp_path: Path
 ) -> None:
     rest = synthesize("and the porch light", tmp_path / "speech")
-    audio = compose(0.5, clips.wake_command, 0.4, rest, 2.0, seed=32)
+    audio = compose(WAKE_LEAD_S, clips.wake_command, 0.4, rest, 2.0, seed=32)
     # The transcript of the speech up to the pause arrives only after the sentence went on.
-    source = HeldSource(audio, fed_at=seconds(0.5) + len(clips.wake_command) + seconds(0.4) + len(rest) // 2)
+    source = HeldSource(
+        audio, fed_at=seconds(WAKE_LEAD_S) + len(clips.wake_command) + seconds(0.4) + len(rest) // 2
+    )
     held = HeldTranscriber(transcriber, source.fed)
     asked = Asked()
     judged: list[str] = []
@@ -197,12 +199,12 @@ class NotifyingTranscriber(BackgroundTranscriber):
 async def test_a_transcript_ready_in_a_short_pause_waits_until_the_pause_is_long_enough(
     clips: Clips, transcriber: BackgroundTranscriber, tmp_path: Path
 ) -> None:
-    audio = compose(0.5, clips.wake_command, 2.0, seed=34)
+    audio = compose(WAKE_LEAD_S, clips.wake_command, 2.0, seed=34)
     # A pause as short as those inside a sentence: long enough to start transcribing (the VAD hears the
     # end of speech a little late), shorter than act_after_ms.
     short = SETTINGS.vad.act_after_ms / 1000 - 0.1
     assert short > 2 * EARLY_TRANSCRIBE_S
-    source = HeldSource(audio, hold_at=seconds(0.5) + len(clips.wake_command) + seconds(short))
+    source = HeldSource(audio, hold_at=seconds(WAKE_LEAD_S) + len(clips.wake_command) + seconds(short))
     notifying = NotifyingTranscriber(transcriber)
     asked = Asked()
     judged: list[str] = []

@@ -55,7 +55,7 @@ def test_the_command_audio_keeps_its_first_word_only_when_looking_back(
     fast: tuple[Samples, int], lookback_ms: int
 ) -> None:
     audio, onset = fast
-    command, word = command_from_recording(
+    command, word, _ = command_from_recording(
         audio, WakeWordDetector(["hey_jarvis"]), Endpointer(lookback_ms=lookback_ms)
     )
     assert word == "hey_jarvis"

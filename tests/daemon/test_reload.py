@@ -17,7 +17,7 @@ from homeassist.daemon.reload import Reloaded
 
 @dataclass
 class Wake:
-    threshold: float = 0.5
+    threshold: float | None = 0.5
 
 
 class Aliases:

@@ -18,7 +18,7 @@ import pytest
 
 from homeassist.audio.stt import BackgroundTranscriber
 from homeassist.config.loader import load_settings
-from tests.audio.conftest import STT_TIME_LIMIT_S, read_pcm16, synthesize
+from tests.audio.conftest import ESPEAK_WAKE, STT_TIME_LIMIT_S, WAKE_LEAD_S, read_pcm16, synthesize
 from tests.conftest import wait_until, words
 from tests.daemon.conftest import Daemon
 from tests.daemon.test_timers import switch
@@ -37,11 +37,13 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def command(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """ "hey jarvis, turn on the light" and two seconds of silence, as a satellite's microphone plays it."""
+    """ "hey jarvis, turn on the light" and two seconds of silence, as a satellite's microphone plays it
+    (after the quiet a detector that has just started needs before it can wake)."""
     directory = tmp_path_factory.mktemp("command")
     speech = synthesize("hey jarvis, turn on the light", directory)
     path = directory / "command.raw"
-    path.write_bytes(np.concatenate([speech, np.zeros(32_000, np.int16)]).astype("<i2").tobytes())
+    lead = np.zeros(round(WAKE_LEAD_S * 16_000), np.int16)
+    path.write_bytes(np.concatenate([lead, speech, np.zeros(32_000, np.int16)]).astype("<i2").tobytes())
     return path
 
 
@@ -110,6 +112,7 @@ def start_with(
     )
     daemon = start_daemon(
         config,
+        **ESPEAK_WAKE,
         HOMEASSIST_ZWAVE__URL=sim_url,
         HOMEASSIST_OLLAMA__BASE_URL=closed_url,
         HOMEASSIST_STT__TIME_LIMIT_S=str(STT_TIME_LIMIT_S),
