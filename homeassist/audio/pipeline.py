@@ -42,6 +42,7 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
+from dataclasses import dataclass
 
 from homeassist.audio.capture import AudioSource
 from homeassist.audio.endpoint import Endpointer
@@ -62,6 +63,7 @@ __all__ = [
     "NO_HOOKS",
     "SPECULATE_AFTER_S",
     "Heard",
+    "LoopChoices",
     "VoiceLoop",
 ]
 
@@ -69,6 +71,20 @@ _LOGGER = logging.getLogger(__name__)
 
 #: A loop that calls out to nothing: it answers everything, waits for the trailing silence, tells nobody.
 NO_HOOKS = VoiceHooks()
+
+
+@dataclass(frozen=True)
+class LoopChoices:
+    """What the settings choose of a loop (``audio.voice.loop_choices``): ``keep_text``, whether
+    ``heard`` keeps what was said; ``act_after_s``, the pause after which a complete command acts
+    without waiting for the trailing silence (0: off)."""
+
+    keep_text: bool = True
+    act_after_s: float = 0.0
+
+
+#: Keeps what was heard, always waits for the trailing silence.
+DEFAULT_CHOICES = LoopChoices()
 
 
 class VoiceLoop:
@@ -83,8 +99,7 @@ class VoiceLoop:
         transcriber: SpeechTranscriber,
         speaker: Speaker,
         handle: Handle,
-        keep_text: bool = True,
-        act_after_s: float = 0.0,
+        choices: LoopChoices = DEFAULT_CHOICES,
         close_transcriber: bool = True,
         hooks: VoiceHooks = NO_HOOKS,
     ) -> None:
@@ -95,7 +110,7 @@ class VoiceLoop:
         self.speaker = speaker
         self._hooks = hooks
         self._close_transcriber = close_transcriber
-        self.speculation = Speculation(transcriber, act_after_s)
+        self.speculation = Speculation(transcriber, choices.act_after_s)
         self.responder = Responder(
             transcriber=transcriber,
             speaker=speaker,
@@ -103,7 +118,7 @@ class VoiceLoop:
             handle=handle,
             hooks=hooks,
             tell=self._tell,
-            keep_text=keep_text,
+            keep_text=choices.keep_text,
         )
         self.listener = Listener(
             wake=wake,
