@@ -42,6 +42,7 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
+from dataclasses import dataclass
 
 from homeassist.audio.capture import AudioSource
 from homeassist.audio.endpoint import Endpointer
@@ -52,6 +53,7 @@ from homeassist.audio.speculation import EARLY_TRANSCRIBE_S, SPECULATE_AFTER_S, 
 from homeassist.audio.steps import VoiceEvent, VoiceHooks, VoiceStep
 from homeassist.audio.stt import SpeechTranscriber
 from homeassist.audio.wake import WakeWords
+from homeassist.audio.wake_check import WakeCheck
 
 __all__ = [
     "EARLY_TRANSCRIBE_S",
@@ -62,6 +64,7 @@ __all__ = [
     "NO_HOOKS",
     "SPECULATE_AFTER_S",
     "Heard",
+    "LoopChoices",
     "VoiceLoop",
 ]
 
@@ -69,6 +72,22 @@ _LOGGER = logging.getLogger(__name__)
 
 #: A loop that calls out to nothing: it answers everything, waits for the trailing silence, tells nobody.
 NO_HOOKS = VoiceHooks()
+
+
+@dataclass(frozen=True)
+class LoopChoices:
+    """What the settings choose of a loop (``audio.voice.loop_choices``): ``keep_text``, whether
+    ``heard`` keeps what was said; ``act_after_s``, the pause after which a complete command acts
+    without waiting for the trailing silence (0: off); ``check_wake``, whether a wake of ours is
+    checked by its audio's words (``audio.wake_check``) before it counts."""
+
+    keep_text: bool = True
+    act_after_s: float = 0.0
+    check_wake: bool = False
+
+
+#: Keeps what was heard, always waits for the trailing silence.
+DEFAULT_CHOICES = LoopChoices()
 
 
 class VoiceLoop:
@@ -83,8 +102,7 @@ class VoiceLoop:
         transcriber: SpeechTranscriber,
         speaker: Speaker,
         handle: Handle,
-        keep_text: bool = True,
-        act_after_s: float = 0.0,
+        choices: LoopChoices = DEFAULT_CHOICES,
         close_transcriber: bool = True,
         hooks: VoiceHooks = NO_HOOKS,
     ) -> None:
@@ -95,7 +113,7 @@ class VoiceLoop:
         self.speaker = speaker
         self._hooks = hooks
         self._close_transcriber = close_transcriber
-        self.speculation = Speculation(transcriber, act_after_s)
+        self.speculation = Speculation(transcriber, choices.act_after_s)
         self.responder = Responder(
             transcriber=transcriber,
             speaker=speaker,
@@ -103,8 +121,10 @@ class VoiceLoop:
             handle=handle,
             hooks=hooks,
             tell=self._tell,
-            keep_text=keep_text,
+            keep_text=choices.keep_text,
         )
+        #: The second check on each wake of ours (None: every firing counts).
+        self.wake_check = WakeCheck(transcriber.words_heard) if choices.check_wake and wake.enabled else None
         self.listener = Listener(
             wake=wake,
             endpointer=endpointer,
@@ -113,6 +133,7 @@ class VoiceLoop:
             hooks=hooks,
             tell=self._tell,
             hand_over=self.responder.put,
+            check=self.wake_check,
         )
 
     async def run(self) -> None:

@@ -22,18 +22,17 @@ from homeassist.audio.capture import (
     FRAME_SECONDS,
     SAMPLE_RATE,
     AudioFrame,
-    AudioSource,
     MicrophoneSource,
     find_input_device,
     to_frames,
 )
 from homeassist.audio.endpoint import Endpointer, NothingHeard, Utterance
-from homeassist.audio.pipeline import NO_HOOKS, VoiceLoop
+from homeassist.audio.pipeline import NO_HOOKS, LoopChoices, VoiceLoop
 from homeassist.audio.responding import Handle
 from homeassist.audio.speaker import Output, Speaker, output_device
 from homeassist.audio.steps import VoiceHooks
 from homeassist.audio.stt import BackgroundTranscriber, SpeechTranscriber
-from homeassist.audio.wake import WakeWords, wake_phrase
+from homeassist.audio.wake import wake_phrase
 from homeassist.audio.wake_check import WINDOW_S
 from homeassist.audio.wake_engine import WakeDetector, build_detector
 from homeassist.config.settings import Settings
@@ -63,31 +62,14 @@ def build_speaker(settings: Settings, output: Output | None = None) -> Speaker:
     )
 
 
-def voice_loop(
-    settings: Settings,
-    source: AudioSource,
-    *,
-    wake: WakeWords,
-    endpointer: Endpointer,
-    transcriber: SpeechTranscriber,
-    speaker: Speaker,
-    handle: Handle,
-    close_transcriber: bool = True,
-    hooks: VoiceHooks = NO_HOOKS,
-) -> VoiceLoop:
-    """A VoiceLoop as the settings want it (the microphone's, each satellite's): it keeps what was heard
-    only with ``[privacy] store_transcripts`` and acts at a pause after ``[vad] act_after_ms``."""
-    return VoiceLoop(
-        source,
-        wake=wake,
-        endpointer=endpointer,
-        transcriber=transcriber,
-        speaker=speaker,
-        handle=handle,
+def loop_choices(settings: Settings) -> LoopChoices:
+    """A VoiceLoop's choices as the settings want them (the microphone's, each satellite's): it keeps
+    what was heard only with ``[privacy] store_transcripts``, acts at a pause after ``[vad]
+    act_after_ms`` and checks each wake of ours with ``[wake] check``."""
+    return LoopChoices(
         keep_text=settings.privacy.store_transcripts,
         act_after_s=settings.vad.act_after_ms / 1000,
-        close_transcriber=close_transcriber,
-        hooks=hooks,
+        check_wake=settings.wake.check,
     )
 
 
@@ -159,14 +141,14 @@ async def build_voice(
     speaker = await asyncio.to_thread(build_speaker, settings)  # looks for an output device
     words = ", ".join(settings.wake.words) or "none: always listening"
     _LOGGER.info("Listening on input device %s (wake words: %s)", device, words)
-    return voice_loop(
-        settings,
+    return VoiceLoop(
         MicrophoneSource(device),
         wake=wake,
         endpointer=endpointer,
         transcriber=transcriber,
         speaker=speaker,
         handle=handle,
+        choices=loop_choices(settings),
         close_transcriber=shared is None,
         hooks=hooks,
     )

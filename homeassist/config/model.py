@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import field_validator
 
-from homeassist.config.section import Section, http_url, setting
+from homeassist.config.section import HttpUrlStr, Section, setting
 
 _DURATION = re.compile(r"^-?\d+(\.\d+)?(ns|us|ms|s|m|h)?$")
 
@@ -25,7 +25,7 @@ class OllamaSettings(Section):
         "Anthropic's API ([anthropic]), or an OpenAI-compatible server such as llama-server, LM Studio "
         "or vLLM ([openai])",
     )
-    base_url: str = setting(
+    base_url: HttpUrlStr = setting(
         "http://127.0.0.1:11434",
         "URL of the Ollama server",
         allowed="an http:// or https:// URL such as 'http://127.0.0.1:11434'",
@@ -53,11 +53,6 @@ class OllamaSettings(Section):
         "at start, have the model server process each tier's prompt (instructions and tools) once, so the "
         "first request of each kind costs only its own words (a local server: Ollama or OpenAI-compatible)",
     )
-
-    @field_validator("base_url")
-    @classmethod
-    def _http_url(cls, value: str) -> str:
-        return http_url(value)
 
     @field_validator("keep_alive", mode="before")
     @classmethod
@@ -125,24 +120,19 @@ class AnthropicSettings(Section):
         "Anthropic API key; empty means $ANTHROPIC_API_KEY",
         allowed="an Anthropic API key (sk-ant-...), needed when [ollama] provider = 'anthropic'",
     )
-    base_url: str = setting(
+    base_url: HttpUrlStr = setting(
         "https://api.anthropic.com",
         "URL of the Messages API",
         allowed="an http:// or https:// URL",
     )
     max_tokens: int = setting(1024, "most tokens in one answer", ge=16, le=64000)
 
-    @field_validator("base_url")
-    @classmethod
-    def _http_url(cls, value: str) -> str:
-        return http_url(value)
-
 
 class OpenAISettings(Section):
     """``[openai]``: an OpenAI-compatible chat-completions server, used with ``[ollama] provider =
     'openai'``. Temperature, timeout_s and retry_empty come from ``[ollama]``."""
 
-    base_url: str = setting(
+    base_url: HttpUrlStr = setting(
         "http://127.0.0.1:8080/v1",
         "the OpenAI-compatible endpoint (with its /v1) of llama.cpp's llama-server, LM Studio, vLLM, "
         "LocalAI, or Ollama's /v1",
@@ -160,11 +150,6 @@ class OpenAISettings(Section):
         ge=16,
         le=8192,
     )
-
-    @field_validator("base_url")
-    @classmethod
-    def _http_url(cls, value: str) -> str:
-        return http_url(value)
 
 
 class ModelOverride(Section):

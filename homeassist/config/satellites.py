@@ -4,9 +4,7 @@
 
 from __future__ import annotations
 
-from pydantic import field_validator
-
-from homeassist.config.section import Section, esphome_key, satellite_uri, setting, tcp_uri
+from homeassist.config.section import EsphomeKeyStr, SatelliteUriStr, Section, TcpUriStr, setting
 
 
 class WyomingSettings(Section):
@@ -14,7 +12,7 @@ class WyomingSettings(Section):
     Home Assistant and other Wyoming clients. No authentication: the address decides who may use it."""
 
     enabled: bool = setting(False, "serve homeassist as Wyoming services (handle, asr, tts) at uri")
-    uri: str = setting(
+    uri: TcpUriStr = setting(
         "tcp://127.0.0.1:10400",
         "where the Wyoming services listen; a home server whose Home Assistant runs on another machine "
         "sets its LAN address (no authentication: anyone who reaches it may use it)",
@@ -30,17 +28,12 @@ class WyomingSettings(Section):
         60.0, "seconds one Wyoming request may take before its client gets an error", gt=0, le=600
     )
 
-    @field_validator("uri")
-    @classmethod
-    def _tcp_uri(cls, value: str) -> str:
-        return tcp_uri(value)
-
 
 class SatelliteSettings(Section):
     """``[satellites.NAME]``: one satellite in a room: a Wyoming one (``wyoming-satellite``), or an
     ESPHome voice device (Home Assistant Voice PE, Linux Voice Assistant, any ``voice_assistant`` build)."""
 
-    uri: str = setting(
+    uri: SatelliteUriStr = setting(
         "",
         "where the satellite listens; homeassist connects to it",
         allowed="a Wyoming tcp://HOST:PORT URI such as 'tcp://kitchen-pi.local:10700', or an ESPHome "
@@ -52,21 +45,11 @@ class SatelliteSettings(Section):
         "area), else none",
         allowed="one of the home's areas, such as 'Kitchen', or ''",
     )
-    encryption_key: str = setting(
+    encryption_key: EsphomeKeyStr = setting(
         "",
         "an ESPHome device's API encryption key (its YAML's api: encryption: key:); '' for none",
         allowed="base64 of 32 bytes (44 characters ending in '='), as the device's YAML has it, or ''",
     )
-
-    @field_validator("uri")
-    @classmethod
-    def _uri(cls, value: str) -> str:
-        return satellite_uri(value)
-
-    @field_validator("encryption_key")
-    @classmethod
-    def _key(cls, value: str) -> str:
-        return esphome_key(value)
 
     @property
     def esphome(self) -> bool:

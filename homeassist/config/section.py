@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue
 
 
 def http_url(value: str) -> str:
@@ -65,6 +65,29 @@ def esphome_key(value: str) -> str:
     if len(raw) != 32:
         raise ValueError(f"decodes to {len(raw)} bytes, not 32")
     return value
+
+
+def ws_url(value: str) -> str:
+    """A ``ws://`` or ``wss://`` URL with a host (a Z-Wave JS server), or '' for none."""
+    if value:
+        parts = urlsplit(value)
+        if parts.scheme not in ("ws", "wss") or not parts.hostname:
+            raise ValueError(f"not a ws:// URL: {value!r}")
+    return value
+
+
+def tcp_uri_or_none(value: str) -> str:
+    """A ``tcp://HOST:PORT`` URI, or '' for none."""
+    return tcp_uri(value) if value else value
+
+
+# A field's type names its check once: ``base_url: HttpUrlStr = setting(...)``.
+HttpUrlStr = Annotated[str, AfterValidator(http_url)]
+TcpUriStr = Annotated[str, AfterValidator(tcp_uri)]
+TcpUriOrNoneStr = Annotated[str, AfterValidator(tcp_uri_or_none)]
+WsUrlStr = Annotated[str, AfterValidator(ws_url)]
+SatelliteUriStr = Annotated[str, AfterValidator(satellite_uri)]
+EsphomeKeyStr = Annotated[str, AfterValidator(esphome_key)]
 
 
 def setting(default: Any, description: str, *, allowed: str | None = None, **constraints: Any) -> Any:

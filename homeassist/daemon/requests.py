@@ -58,14 +58,20 @@ IDLE_BEAT_S = 1.0
 ABANDON_WAIT_S = 2.0
 
 
+def _future() -> asyncio.Future[Reply]:
+    return asyncio.get_running_loop().create_future()
+
+
 @dataclass
 class _Job:
+    """One request, made in the running loop (its future belongs to it)."""
+
     text: str
     source: str
     on_sentence: SentenceSink | None
-    future: asyncio.Future[Reply]
     allow_actions: bool = True
     room: str | None = None
+    future: asyncio.Future[Reply] = field(default_factory=_future)
     queued_at: float = field(default_factory=time.monotonic)
 
 
@@ -135,7 +141,7 @@ class RequestQueue:
     ) -> asyncio.Future[Reply]:
         """Queue a request; its Reply (or error) arrives on the future. Never waits."""
         self._check_open()
-        job = self._job(text, source, on_sentence, allow_actions, room)
+        job = _Job(text, source, on_sentence, allow_actions, room)
         try:
             self._queue.put_nowait(job)
         except asyncio.QueueFull:
@@ -160,7 +166,7 @@ class RequestQueue:
         if not wait_for_slot:
             return await self.submit(text, source, on_sentence, allow_actions=allow_actions, room=room)
         self._check_open()
-        job = self._job(text, source, on_sentence, allow_actions, room)
+        job = _Job(text, source, on_sentence, allow_actions, room)
         await self._queue.put(job)
         if self._closed and not job.future.done():
             # It got its slot as homeassist began to stop: it will not be answered.
@@ -257,17 +263,6 @@ class RequestQueue:
                 waiting.future.set_exception(ShuttingDownError("homeassist stopped before answering"))
         self._depth_changed()
         return clean
-
-    def _job(
-        self,
-        text: str,
-        source: str,
-        on_sentence: SentenceSink | None,
-        allow_actions: bool,
-        room: str | None,
-    ) -> _Job:
-        future = asyncio.get_running_loop().create_future()
-        return _Job(text, source, on_sentence, future, allow_actions, room)
 
     def _check_open(self) -> None:
         if self._closed:

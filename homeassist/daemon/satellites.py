@@ -47,7 +47,7 @@ from homeassist.audio.pipeline import VoiceLoop
 from homeassist.audio.responding import Handle
 from homeassist.audio.speaker import Speaker
 from homeassist.audio.stt import SpeechTranscriber
-from homeassist.audio.voice import build_endpointer, build_speaker, voice_loop
+from homeassist.audio.voice import build_endpointer, build_speaker, loop_choices
 from homeassist.config.settings import Settings
 from homeassist.daemon.monitors import MONITOR_S
 from homeassist.daemon.requests import RequestQueue
@@ -145,14 +145,14 @@ async def run_satellite(
             on_event=steps.tell,
         )
         bias_speech(transcriber, parts.assistant)
-        loop = voice_loop(
-            settings,
+        loop = VoiceLoop(
             link,
             wake=wake,
             endpointer=endpointer,
             transcriber=transcriber,
             speaker=speaker,
             handle=handle,
+            choices=loop_choices(settings),
             close_transcriber=False,
             hooks=hooks,
         )

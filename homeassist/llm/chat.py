@@ -45,7 +45,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.tools import BaseTool
 
 from homeassist.errors import ModelResponseError
-from homeassist.llm import transport
+from homeassist.llm import recovery, transport
 from homeassist.llm.base import ModelAnswer, SentenceSink
 from homeassist.llm.prompts import (
     DIRECT_ANSWER,
@@ -53,14 +53,6 @@ from homeassist.llm.prompts import (
     room_line,
 )
 from homeassist.llm.provider import ModelProvider
-from homeassist.llm.recovery import (
-    SentenceSplitter,
-    clean_text,
-    limit_text,
-    speakable,
-    strip_think,
-    text_tool_calls,
-)
 from homeassist.llm.tool_calls import (
     as_run,
     call_key,
@@ -176,7 +168,7 @@ class ChatClient(ModelProvider):
                 _LOGGER.info("Model %s wrote a call again; stopped it there", self.model_name)
             calls = turn.tool_calls
             if not calls:
-                calls, rest = text_tool_calls(turn.content, names or None)
+                calls, rest = recovery.text_tool_calls(turn.content, names or None)
                 if calls:
                     recoveries.append("text_tool_call")
                     _LOGGER.info("Model %s wrote %d tool call(s) as text", self.model_name, len(calls))
@@ -207,7 +199,7 @@ class ChatClient(ModelProvider):
                 _LOGGER.info("Model %s repeated a call beside new ones; running the new", self.model_name)
                 calls = fresh
             # What the model said beside its calls stays in the conversation (it is never spoken).
-            said = strip_think(turn.content)
+            said = recovery.strip_think(turn.content)
             messages.append(
                 AIMessage(content=said, tool_calls=[c.to_dict() | {"type": "tool_call"} for c in calls])
             )
@@ -243,10 +235,11 @@ class ChatClient(ModelProvider):
                 direct = results_text(done)  # confirmed actions: no second model round
                 break
         if direct is not None:
-            answer = limit_text(speakable(direct))  # a result that is only JSON is no answer
+            # A result that is only JSON is no answer.
+            answer = recovery.limit_text(recovery.speakable(direct))
             turn.spoken = []
         else:
-            answer = limit_text(speakable(clean_text(self._spoken_text(turn, recoveries))))
+            answer = recovery.spoken_answer(self._spoken_text(turn, recoveries))
         if not answer and with_tools and direct is None:
             answer = await self._retry_empty(messages, system, turn, on_sentence, recoveries, timings)
         if not answer:
@@ -270,7 +263,7 @@ class ChatClient(ModelProvider):
     def _spoken_text(self, turn: Turn, recoveries: list[str]) -> str:
         if "<think>" in turn.content:
             recoveries.append("think_stripped")
-        return strip_think(turn.content)
+        return recovery.strip_think(turn.content)
 
     async def _retry_empty(
         self,
@@ -290,7 +283,7 @@ class ChatClient(ModelProvider):
         retry = await self._turn(retry_messages, [], on_sentence)
         timings["retry"] = retry.elapsed_ms
         # Whatever the retry wrote as a call is not an answer either (nothing runs now).
-        answer = limit_text(speakable(clean_text(text_tool_calls(retry.content, None)[1])))
+        answer = recovery.spoken_answer(recovery.text_tool_calls(retry.content, None)[1])
         _LOGGER.info(
             "Empty answer retry %s: 2 attempts, first %.0f ms, retry %.0f ms",
             "answered" if answer else "was empty too",
@@ -312,7 +305,7 @@ class ChatClient(ModelProvider):
         names = [tool.name for tool in tools]
         turn = Turn()
         # Without tools the turn is the answer: speak each sentence as soon as it is complete.
-        splitter = SentenceSplitter() if on_sentence is not None and not tools else None
+        splitter = recovery.SentenceSplitter() if on_sentence is not None and not tools else None
         start = time.perf_counter()
         try:
             full = await stream(model, messages, names, turn, splitter, on_sentence, self.timeout_s)

@@ -36,8 +36,9 @@ from homeassist.errors import (
     ModelUnreachableError,
 )
 from homeassist.llm import transport
-from homeassist.llm.chat import I_DONT_KNOW, NO_ANSWER, ChatClient
-from homeassist.llm.profiles import ModelProfile, overrides_of, profile_for
+from homeassist.llm.chat import I_DONT_KNOW, NO_ANSWER
+from homeassist.llm.local import LocalClient
+from homeassist.llm.profiles import ModelProfile, profile_for
 from homeassist.llm.prompts import DIRECT_ANSWER
 from homeassist.llm.tool_format import to_ollama_tools
 from homeassist.tools.executor import ToolExecutor
@@ -64,7 +65,7 @@ TOOLS_OLLAMA_VERSION = Version("0.3.0")
 PROBE_TIMEOUT_S = 5.0
 
 
-class OllamaClient(ChatClient):
+class OllamaClient(LocalClient):
     """Answers requests with a local model on Ollama through LangChain's ChatOllama."""
 
     provider = "ollama"
@@ -77,18 +78,8 @@ class OllamaClient(ChatClient):
         max_tool_rounds: int = 5,
         models: Mapping[str, ModelOverride] | None = None,
     ) -> None:
-        super().__init__(
-            executor,
-            model_name=settings.model,
-            timeout_s=settings.timeout_s,
-            retry_empty=settings.retry_empty,
-            max_tool_rounds=max_tool_rounds,
-        )
+        super().__init__(executor, settings.model, settings, max_tool_rounds=max_tool_rounds, models=models)
         self.settings = settings
-        self._overrides = overrides_of(models)
-        #: From the model's name until ``detect`` has asked the server about it.
-        self.profile = profile_for(settings.model, overrides=self._overrides)
-        self._detected = False
         self._transport = transport.RepairingTransport()
         timeout = httpx.Timeout(settings.timeout_s, connect=min(5.0, settings.timeout_s))
         self.chat = ChatOllama(

@@ -40,7 +40,7 @@ from homeassist.errors import (
     ModelResponseError,
     ModelTimeoutError,
 )
-from homeassist.llm.chat import ChatClient
+from homeassist.llm.local import LocalClient
 from homeassist.llm.openai_server import (
     auth_headers,
     error_message,
@@ -50,7 +50,7 @@ from homeassist.llm.openai_server import (
     one_token_request,
     unreachable_error,
 )
-from homeassist.llm.profiles import ModelProfile, overrides_of, profile_for
+from homeassist.llm.profiles import ModelProfile
 from homeassist.tools.executor import ToolExecutor
 
 _LOGGER = logging.getLogger(__name__)
@@ -61,7 +61,7 @@ PROBE_TIMEOUT_S = 5.0
 CONNECT_TIMEOUT_S = 5.0
 
 
-class OpenAIClient(ChatClient):
+class OpenAIClient(LocalClient):
     """Answers requests with a model on an OpenAI-compatible server through LangChain's ChatOpenAI."""
 
     provider = "openai"
@@ -77,17 +77,9 @@ class OpenAIClient(ChatClient):
         max_tool_rounds: int = 5,
         models: Mapping[str, ModelOverride] | None = None,
     ) -> None:
-        super().__init__(
-            executor,
-            model_name=settings.model,
-            timeout_s=ollama.timeout_s,
-            retry_empty=ollama.retry_empty,
-            max_tool_rounds=max_tool_rounds,
-        )
+        super().__init__(executor, settings.model, ollama, max_tool_rounds=max_tool_rounds, models=models)
         self.settings = settings
         self._temperature = ollama.temperature
-        self.profile = profile_for(settings.model, overrides=overrides_of(models))
-        self._detected = False
         self._http = httpx2.AsyncClient(
             timeout=httpx2.Timeout(ollama.timeout_s, connect=min(CONNECT_TIMEOUT_S, ollama.timeout_s)),
             trust_env=False,  # no proxy from the environment: it would get every prompt

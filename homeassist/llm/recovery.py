@@ -69,6 +69,12 @@ def speakable(text: str) -> str:
     return re.sub(r"\s+", " ", " ".join(kept)).strip()
 
 
+def spoken_answer(text: str) -> str:
+    """A model's text as the whole answer is said: without control characters, as it may be read
+    aloud (``speakable``), at most ``MAX_ANSWER_CHARS`` (``limit_text``)."""
+    return limit_text(speakable(clean_text(text)))
+
+
 def strip_think(text: str) -> str:
     """``text`` without ``<think>...</think>`` blocks (an unclosed one runs to the end), trimmed."""
     return _THINK_BLOCK.sub("", text).replace("</think>", "").strip()

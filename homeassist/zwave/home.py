@@ -23,17 +23,7 @@ from homeassist.home.model import HomeDevice, HomeModel
 from homeassist.home.resolve import area_named, could_mean, not_found, resolve
 from homeassist.home.said import Ask, NotFound
 from homeassist.vocabulary import is_plural, singular, words
-from homeassist.zwave.values import (
-    CC_BINARY_SENSOR,
-    CC_BINARY_SWITCH,
-    CC_DOOR_LOCK,
-    CC_MULTILEVEL_SENSOR,
-    CC_MULTILEVEL_SWITCH,
-    CC_NOTIFICATION,
-    CC_THERMOSTAT_MODE,
-    CC_THERMOSTAT_SETPOINT,
-    CC_WINDOW_COVERING,
-)
+from homeassist.zwave import values
 
 __all__ = ["Device", "Home", "build_devices", "device_type", "is_plural", "singular", "words"]
 
@@ -70,20 +60,20 @@ def device_type(node: Node) -> str:
     ccs = {cc.id for cc in node.command_classes}
     specific = (node.device_class.specific.label if node.device_class else "") or ""
     generic = (node.device_class.generic.label if node.device_class else "") or ""
-    if CC_DOOR_LOCK in ccs:
+    if values.CC_DOOR_LOCK in ccs:
         return "lock"
-    if CC_THERMOSTAT_SETPOINT in ccs or CC_THERMOSTAT_MODE in ccs:
+    if values.CC_THERMOSTAT_SETPOINT in ccs or values.CC_THERMOSTAT_MODE in ccs:
         return "climate"
-    if CC_WINDOW_COVERING in ccs or re.search(
+    if values.CC_WINDOW_COVERING in ccs or re.search(
         r"motor|window|cover|blind|shutter", f"{specific} {generic}", re.I
     ):
         return "cover"
-    if CC_MULTILEVEL_SWITCH in ccs:
+    if values.CC_MULTILEVEL_SWITCH in ccs:
         return "light"
-    if CC_BINARY_SWITCH in ccs:
+    if values.CC_BINARY_SWITCH in ccs:
         light = re.search(r"light", specific, re.I) or _LIGHT_NAME.search(node.name or "")
         return "light" if light else "switch"
-    if ccs & {CC_MULTILEVEL_SENSOR, CC_BINARY_SENSOR, CC_NOTIFICATION}:
+    if ccs & {values.CC_MULTILEVEL_SENSOR, values.CC_BINARY_SENSOR, values.CC_NOTIFICATION}:
         return "sensor"
     return "other"
 

@@ -69,7 +69,7 @@ from homeassist.audio.capture import FRAME_SECONDS, SAMPLE_RATE, AudioFrame, Wav
 from homeassist.audio.endpoint import Endpointer, Event, Utterance
 from homeassist.audio.lexicon import LEXICON_WEIGHT
 from homeassist.audio.models import resolve_model
-from homeassist.audio.pipeline import VoiceLoop
+from homeassist.audio.pipeline import LoopChoices, VoiceLoop
 from homeassist.audio.speaker import Speaker, Spoken
 from homeassist.audio.stt import BackgroundTranscriber
 from homeassist.audio.voice import WAKE_LOOKBACK_MS
@@ -471,7 +471,7 @@ def daemon_like_loop(
         transcriber=transcriber,
         speaker=speaker,
         handle=handle,
-        act_after_s=settings.vad.act_after_ms / 1000,
+        choices=LoopChoices(act_after_s=settings.vad.act_after_ms / 1000),
         # The request source is the Assistant's default, as the Recorder's (``voice_handle``) is.
         hooks=assistant_hooks(runtime.assistant, settings.stt, source=LOCAL_SOURCE),
     )

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from homeassist.audio.pipeline import HEARD_KEPT, VoiceLoop
+from homeassist.audio.pipeline import HEARD_KEPT, LoopChoices, VoiceLoop
 from homeassist.audio.speaker import Speaker
 from homeassist.audio.stt import BackgroundTranscriber
 from homeassist.audio.voice import build_endpointer, build_speaker, build_wake
@@ -48,7 +48,7 @@ def voice_loop(tmp_path: Path, *, keep_text: bool) -> VoiceLoop:
         transcriber=BackgroundTranscriber(SttSettings(), language="en", state_dir=tmp_path),
         speaker=Speaker(TtsSettings(), AudioSettings(), device=None),
         handle=answer,
-        keep_text=keep_text,
+        choices=LoopChoices(keep_text=keep_text),
     )
 
 

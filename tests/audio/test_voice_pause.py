@@ -19,7 +19,7 @@ import numpy.typing as npt
 import pytest
 
 from homeassist.audio.capture import FRAME_SAMPLES, FRAME_SECONDS, AudioFrame, to_frames
-from homeassist.audio.pipeline import EARLY_TRANSCRIBE_S, VoiceLoop
+from homeassist.audio.pipeline import EARLY_TRANSCRIBE_S, LoopChoices, VoiceLoop
 from homeassist.audio.speaker import Speaker
 from homeassist.audio.steps import VoiceHooks
 from homeassist.audio.stt import BackgroundTranscriber
@@ -111,7 +111,7 @@ def voice_loop(
         transcriber=transcriber,
         speaker=speaker,
         handle=asked,
-        act_after_s=SETTINGS.vad.act_after_ms / 1000,
+        choices=LoopChoices(act_after_s=SETTINGS.vad.act_after_ms / 1000),
         hooks=VoiceHooks(complete=complete),
     )
 

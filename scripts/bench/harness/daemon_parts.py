@@ -30,7 +30,7 @@ from homeassist.audio.capture import SAMPLE_RATE, AudioSource
 from homeassist.audio.pipeline import VoiceLoop
 from homeassist.audio.speaker import Speaker
 from homeassist.audio.stt import SpeechTranscriber
-from homeassist.audio.voice import build_endpointer, voice_loop
+from homeassist.audio.voice import build_endpointer, loop_choices
 from homeassist.config.loader import load_settings
 from homeassist.config.settings import Settings
 from homeassist.daemon import build_runtime
@@ -130,8 +130,7 @@ class Home:
         transcriber = await self.transcriber()
         bias_speech(transcriber, self.runtime.assistant)
         hooks = assistant_hooks(self.runtime.assistant, settings.stt, room=lambda: room, arbiter=arbiter)
-        return voice_loop(
-            settings,
+        return VoiceLoop(
             mic,
             wake=wake,
             endpointer=await asyncio.to_thread(build_endpointer, settings),
@@ -139,6 +138,7 @@ class Home:
             # No device and no WAV: the reply is synthesized as a satellite's is, and not played here.
             speaker=Speaker(settings.tts, settings.audio.model_copy(update={"wav_dir": ""}), device=None),
             handle=handle,
+            choices=loop_choices(settings),
             close_transcriber=False,
             hooks=hooks,
         )
