@@ -6,9 +6,10 @@ the output device with ``aplay`` and/or writes them to ``[audio] wav_dir`` (alwa
 set, and the only place when there is no output device). So the first sentence of a streamed answer
 plays while the model is still writing the rest, and sentence N+1 is synthesized while sentence N
 plays. ``speaking`` is true from the first queued sentence until the last one has played, so capture
-can ignore what the assistant says itself; ``stop`` cuts a reply short: what is queued, what is being
-synthesized and what is playing of it are all dropped. ``load`` loads the engine's voice (off the event
-loop) so that the first reply does not wait for it.
+can ignore what the assistant says itself. Piper speaks a long first sentence in two pieces, to be heard
+sooner (:func:`~homeassist.audio.synth.first_piece`). ``stop`` cuts a reply short: what is queued, what
+is being synthesized and what is playing of it are all dropped. ``load`` loads the engine's voice (off
+the event loop) so that the first reply does not wait for it.
 
 A speaker made with an ``output`` (a Wyoming satellite's link) plays there instead of on a device: the
 output takes each WAV, and ``speaking`` also lasts while the output says it is still playing (a
@@ -45,6 +46,7 @@ from homeassist.audio.synth import (
     TONE,
     Synthesizer,
     choose_engine,
+    first_piece,
     kill,
     say_once,
     wav_seconds,
@@ -199,8 +201,9 @@ class Speaker:
     async def say(self, sentence: str) -> None:
         """Queue one sentence; returns at once (the player speaks it in order)."""
         sentence = sentence.strip()
-        if sentence:
-            await self._enqueue(sentence)
+        pieces = first_piece(sentence) if self.engine.engine == "piper" and not self.speaking else None
+        for piece in pieces or ([sentence] if sentence else []):
+            await self._enqueue(piece)
 
     async def beep(self) -> None:
         """The short tone after a wake word (only on an output device)."""

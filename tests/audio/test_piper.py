@@ -19,7 +19,7 @@ import pytest
 
 from homeassist.audio.speaker import Speaker
 from homeassist.audio.stt import BackgroundTranscriber
-from homeassist.audio.synth import voice_cache_dir
+from homeassist.audio.synth import first_piece, voice_cache_dir
 from homeassist.audio.voice import build_speaker
 from homeassist.config.loader import ENV_VOICE_CACHE, load_settings
 from homeassist.config.speech import DEFAULT_PIPER_VOICE, AudioSettings, SttSettings, TtsSettings
@@ -229,3 +229,32 @@ async def test_stop_drops_the_sentence_being_synthesized(cached_voice: Path) -> 
     finally:
         await speaker.aclose()
     assert len(output.played) == 1 and [s.chars for s in speaker.spoken] == [8]
+
+
+def test_a_long_first_sentence_is_cut_after_its_first_clause_only() -> None:
+    assert first_piece("Paris is the capital of France and its largest city, known for the Louvre.") == (
+        "Paris is the capital of France and its largest city,",
+        "known for the Louvre.",
+    )
+    assert first_piece("The kitchen light is now on.") is None  # short: one piece
+    assert first_piece("Sure, the nearest pharmacy open on Sundays is on the market square.") is None
+    assert first_piece("The nearest pharmacy open on Sundays is the one on the square, sir.") is None
+
+
+async def test_piper_speaks_a_long_first_sentence_in_two_pieces_in_order(cached_voice: Path) -> None:
+    output = HeldOutput()
+    output.release.set()
+    speaker = Speaker(TtsSettings(), AudioSettings(), output=output)
+    long = "It is twenty one degrees in the living room, and nineteen in the kitchen."
+    try:
+        await speaker.say(long)
+        await speaker.say(long)  # not the reply's first: whole
+        assert await speaker.wait_idle(SPEAK_S)
+    finally:
+        await speaker.aclose()
+    assert [s.text for s in speaker.spoken] == [
+        "It is twenty one degrees in the living room,",
+        "and nineteen in the kitchen.",
+        long,
+    ]
+    assert len(output.played) == 3
