@@ -54,9 +54,11 @@ _LOGGER = logging.getLogger(__name__)
 SYNTH_TIMEOUT_S = 20.0
 #: After a kill, how long to wait for the process to go away before leaving it behind.
 KILL_WAIT_S = 2.0
-#: onnxruntime threads per sentence. One: on 2 cores shared with the rest of the daemon (and, here,
-#: with a compiler) a sentence took 228 ms on one thread, 392 ms on two and 358 ms on two not spinning
-#: (the threads of two contend with everything else), and two speakers synthesize side by side.
+#: onnxruntime threads per sentence. One: on 2 cores busy with something else (here a compiler; in the
+#: daemon, the model server writing the rest of the answer) one sentence took 228-316 ms on one thread,
+#: 392-624 ms on two and 358 ms on two not spinning; on 2 idle cores, 254-267 ms on one, 178-189 ms on
+#: two, 209-230 ms on two not spinning. One thread is never much slower and never steals the model's
+#: core; two speakers (a satellite and the microphone) also synthesize side by side.
 PIPER_THREADS = 1
 SETUP_HINT = f"run scripts/setup (it caches {DEFAULT_PIPER_VOICE})"
 PIPER_MISSING = "piper-tts is not installed (pip install 'homeassist[audio]', or run scripts/setup)"
