@@ -52,7 +52,12 @@ TEST_WEB_ENV = {
 def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     """No test reads the machine's own configuration or environment overrides."""
     for name in list(os.environ):
-        if name.startswith("HOMEASSIST_") or name in ("STATE_DIRECTORY", "XDG_CONFIG_HOME", "XDG_STATE_HOME"):
+        if name.startswith("HOMEASSIST_") or name in (
+            "STATE_DIRECTORY",
+            "XDG_CONFIG_HOME",
+            "XDG_STATE_HOME",
+            "XDG_CACHE_HOME",
+        ):
             monkeypatch.delenv(name)
     monkeypatch.setattr(loader, "SYSTEM_CONFIG", tmp_path / "no-such-system-config.toml")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))

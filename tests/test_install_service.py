@@ -11,12 +11,16 @@ from pathlib import Path
 
 import pytest
 
+from homeassist.audio.synth import voice_cache_dir
+from homeassist.config.speech import DEFAULT_PIPER_VOICE
 from standins.llama import CACHE_DIR, MODEL_0_5B, cached_model
 from tests.conftest import REPO
 
 SCRIPT = REPO / "scripts" / "install-service"
 UNITS = ("homeassist.service", "zwave-js-server.service")
 #: What a root needs for shadow's --prefix: the account files and the defaults useradd reads.
+#: The machine's voice cache (scripts/setup-voice), read before a test's private HOME hides it.
+VOICE_CACHE = voice_cache_dir()
 ACCOUNT_FILES = ("passwd", "group", "shadow", "gshadow", "login.defs")
 
 
@@ -50,7 +54,7 @@ def install(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     # Nothing beyond 127.0.0.1: the packages come from this checkout's environment, not the index.
     offline = ["--offline-from", str(REPO / ".venv")] if "--uninstall" not in args else []
     # The machine's model cache (each test's HOME is private), copied in as on a real machine.
-    env = os.environ | {"HOMEASSIST_LLM_CACHE": str(CACHE_DIR)}
+    env = os.environ | {"HOMEASSIST_LLM_CACHE": str(CACHE_DIR), "HOMEASSIST_VOICE_CACHE": str(VOICE_CACHE)}
     result = subprocess.run(
         [str(SCRIPT), "--root", str(root), *offline, *args],
         capture_output=True,
@@ -88,6 +92,13 @@ def test_install_upgrade_uninstall_and_purge_on_a_scratch_root(tmp_path: Path) -
     assert os.access(server, os.X_OK) and server.stat().st_mode & 0o755 == 0o755
     assert model.stat().st_size == cached_model(MODEL_0_5B).stat().st_size
     assert model.stat().st_mode & 0o644 == 0o644
+    # The Piper voice too, where the unit points the daemon.
+    assert (
+        "HOMEASSIST_VOICE_CACHE=/opt/homeassist/voices" in (REPO / "systemd/homeassist.service").read_text()
+    )
+    voice = opt / "voices" / f"{DEFAULT_PIPER_VOICE}.onnx"
+    assert voice.stat().st_size == (VOICE_CACHE / voice.name).stat().st_size
+    assert voice.with_name(voice.name + ".json").stat().st_mode & 0o644 == 0o644
     # The user, in its groups; the configuration readable by it only; the units, enabled.
     passwd = (root / "etc/passwd").read_text()
     assert re.search(r"^homeassist:x:\d+:\d+:[^:]*:/var/lib/homeassist:/usr/sbin/nologin$", passwd, re.M)

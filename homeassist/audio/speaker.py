@@ -1,18 +1,22 @@
-"""Speaker: replies as speech, sentence by sentence, with espeak-ng (default) or Piper.
+"""Speaker: replies as speech, sentence by sentence, with Piper (once its voice is cached) or espeak-ng.
 
-Sentences are queued as they arrive (``say``) and spoken in order by one player task, so the first
-sentence of a streamed answer plays while the model is still writing the rest. Each is synthesized to
-a WAV (espeak-ng ``--stdout``, or ``piper --output_file``), then played on the output device with
-``aplay``, and/or written to ``[audio] wav_dir`` (always there when it is set, and the only place
-when there is no output device). ``speaking`` is true from the first queued sentence until the last
-one has played, so capture can ignore what the assistant says itself; ``stop`` cuts a reply short.
+Sentences are queued as they arrive (``say``) and go through two tasks in order: one synthesizes each
+to a WAV (:mod:`homeassist.audio.synth`: Piper in this process, or espeak-ng), the other plays them on
+the output device with ``aplay`` and/or writes them to ``[audio] wav_dir`` (always there when it is
+set, and the only place when there is no output device). So the first sentence of a streamed answer
+plays while the model is still writing the rest, and sentence N+1 is synthesized while sentence N
+plays. ``speaking`` is true from the first queued sentence until the last one has played, so capture
+can ignore what the assistant says itself. Piper speaks a long first sentence in two pieces, to be heard
+sooner (:func:`~homeassist.audio.synth.first_piece`). ``stop`` cuts a reply short: what is queued, what
+is being synthesized and what is playing of it are all dropped. ``load`` loads the engine's voice (off
+the event loop) so that the first reply does not wait for it.
 
 A speaker made with an ``output`` (a Wyoming satellite's link) plays there instead of on a device: the
 output takes each WAV, and ``speaking`` also lasts while the output says it is still playing (a
 satellite plays what it was sent after it was sent). No tone is sent to an output (a satellite plays
 its own on a wake word).
 
-Every step is bounded: synthesis by ``SYNTH_TIMEOUT_S``, playing by the audio's own length plus
+Every step is bounded: synthesis by ``synth.SYNTH_TIMEOUT_S``, playing by the audio's own length plus
 ``play_margin_s``. A player that hangs (a stuck sound card or driver) is killed, said once in the log,
 and the speaker goes on with the next sentence; ``problem`` says so (the daemon's voice component
 degrades) until a sentence plays again. Nothing a step does blocks the event loop: the WAV written to
@@ -27,51 +31,35 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
 import logging
 import shutil
 import time
-import wave
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-import numpy as np
-
+from homeassist.audio.synth import (
+    KILL_WAIT_S,
+    SYNTH_TIMEOUT_S,
+    TONE,
+    Synthesizer,
+    choose_engine,
+    first_piece,
+    kill,
+    say_once,
+    wav_seconds,
+)
 from homeassist.config.speech import AudioSettings, TtsSettings
 from homeassist.errors import HomeassistError, SpeakerError
 
 _LOGGER = logging.getLogger(__name__)
-
-SYNTH_TIMEOUT_S = 20.0
 #: Playing may take this much longer than the audio itself (the player starts, opens the device,
 #: drains its buffer) before it counts as hung and is killed.
 PLAY_MARGIN_S = 5.0
-#: After a kill, how long to wait for the process to go away before leaving it behind.
-KILL_WAIT_S = 2.0
 #: How many spoken sentences ``Speaker.spoken`` keeps (the oldest go first).
 SPOKEN_KEPT = 100
-#: The size of a plain PCM WAV header.
-_WAV_HEADER = 44
-
-
-def _tone(frequency: float = 880.0, seconds: float = 0.15, rate: int = 16_000) -> bytes:
-    """A short sine tone as WAV bytes, faded in and out so it does not click."""
-    t = np.arange(int(seconds * rate)) / rate
-    fade = np.minimum(1.0, np.minimum(t, seconds - t) / 0.01)
-    samples = (0.3 * 32767 * np.sin(2 * np.pi * frequency * t) * fade).astype("<i2")
-    buffer = io.BytesIO()
-    with wave.open(buffer, "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(2)
-        out.setframerate(rate)
-        out.writeframes(samples.tobytes())
-    return buffer.getvalue()
-
-
-TONE = _tone()
 
 
 class Output(Protocol):
@@ -89,8 +77,9 @@ class Output(Protocol):
 
 @dataclass
 class Spoken:
-    """One spoken sentence: where its WAV went and how long synthesis and playing took. ``text`` is
-    empty unless the speaker keeps text (``keep_text``); ``chars`` is its length either way."""
+    """One spoken sentence: where its WAV went and how long it took (ms): ``synth``, ``ready`` (queued
+    to synthesized), ``start`` (queued to playing) and ``play``. ``text`` is empty unless the speaker
+    keeps text (``keep_text``); ``chars`` is its length either way."""
 
     text: str
     chars: int = 0
@@ -118,22 +107,21 @@ def output_device(spec: str) -> str | None:
     return "default"
 
 
-def wav_seconds(wav: bytes) -> float | None:
-    """How long a WAV plays (None when it cannot be read). The frames counted are those the bytes
-    hold: a streamed WAV (``espeak-ng --stdout``) has a placeholder length in its header."""
-    try:
-        with wave.open(io.BytesIO(wav)) as handle:
-            frame_bytes = handle.getsampwidth() * handle.getnchannels()
-            frames = min(handle.getnframes(), max(0, len(wav) - _WAV_HEADER) // frame_bytes)
-            return float(frames) / float(handle.getframerate())
-    except (wave.Error, EOFError, ZeroDivisionError):
-        return None
-
-
 def _write_reply(path: Path, wav: bytes) -> None:
     """Keep a reply as a WAV under ``[audio] wav_dir`` (blocking file I/O: run in a thread)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(wav)
+
+
+@dataclass
+class _Item:
+    """A queued sentence (synthesized, then played) or WAV (played), of the reply ``generation``."""
+
+    what: str | bytes
+    generation: int
+    queued: float
+    spoken: Spoken | None = None
+    wav: bytes = b""
 
 
 class Speaker:
@@ -151,7 +139,11 @@ class Speaker:
         #: Where replies play instead of a device (a satellite), if anywhere.
         self.output = output
         self.wav_dir = Path(audio.wav_dir).expanduser() if audio.wav_dir else None
-        self.piper_model = Path(tts.piper_model).expanduser() if tts.piper_model else None
+        choice = choose_engine(tts)  # SpeakerError: engine = 'piper' without its voice
+        if choice.why_not_piper:
+            say_once(logging.INFO, f"Speaking with espeak-ng: {choice.why_not_piper}")
+        #: The engine (Piper or espeak-ng) and its voice.
+        self.engine = Synthesizer(tts, choice)
         #: Whether ``spoken`` keeps what was said (the daemon: ``[privacy] store_transcripts``).
         self.keep_text = keep_text
         #: The last ``SPOKEN_KEPT`` sentences; ``sentences`` counts them all.
@@ -161,10 +153,15 @@ class Speaker:
         self.play_margin_s = PLAY_MARGIN_S
         #: Why replies may not be heard (the last player hung and was killed); "" once one plays.
         self.output_problem = ""
-        #: When the step in progress (synthesis, playing) is past every bound, kill included.
+        #: When the playing in progress is past every bound, kill included.
         self._deadline: float | None = None
-        self._queue: asyncio.Queue[str | bytes | None] = asyncio.Queue()
-        self._player: asyncio.Task[None] | None = None
+        #: Sentences to synthesize, then WAVs to play: the two tasks' queues, in order.
+        self._queue: asyncio.Queue[_Item] = asyncio.Queue()
+        self._ready: asyncio.Queue[_Item] = asyncio.Queue(maxsize=1)
+        self._tasks: list[asyncio.Task[None]] = []
+        #: Bumped by ``stop``: what an older reply still has in flight is dropped.
+        self._generation = 0
+        #: Items of the current generation not yet played (or dropped).
         self._pending = 0
         self._idle = asyncio.Event()
         self._idle.set()
@@ -174,17 +171,14 @@ class Speaker:
 
     def check(self) -> None:
         """Fail early, with the fix, when the engine or player is missing."""
-        if self.tts.engine == "piper":
-            if self.piper_model is None or not self.piper_model.is_file():
-                raise SpeakerError(f"[tts] piper_model: {self.tts.piper_model!r} is not a Piper voice file")
-            if shutil.which("piper") is None:
-                raise SpeakerError(
-                    "[tts] engine = 'piper' needs the piper program on PATH (pip install piper-tts)"
-                )
-        elif shutil.which("espeak-ng") is None:
-            raise SpeakerError("espeak-ng is not installed; run scripts/setup (apt install espeak-ng)")
+        self.engine.check()
         if self.device is not None and shutil.which("aplay") is None:
             raise SpeakerError("aplay is not installed; run scripts/setup (apt install alsa-utils)")
+
+    async def load(self) -> None:
+        """Load the engine's voice now, off the event loop (once per process: speakers share it), so
+        the first reply does not wait for it; a voice that cannot load leaves espeak-ng speaking."""
+        await self.engine.load()
 
     @property
     def speaking(self) -> bool:
@@ -193,8 +187,8 @@ class Speaker:
     @property
     def stuck_s(self) -> float:
         """How long the step in progress has run past its bound, its kill included (0: not stuck)."""
-        deadline = self._deadline
-        return max(0.0, time.monotonic() - deadline) if deadline is not None else 0.0
+        now = time.monotonic()
+        return max([0.0, *(now - d for d in (self._deadline, self.engine.deadline) if d is not None)])
 
     @property
     def problem(self) -> str:
@@ -207,21 +201,26 @@ class Speaker:
     async def say(self, sentence: str) -> None:
         """Queue one sentence; returns at once (the player speaks it in order)."""
         sentence = sentence.strip()
-        if sentence:
-            await self._enqueue(sentence)
+        pieces = first_piece(sentence) if self.engine.engine == "piper" and not self.speaking else None
+        for piece in pieces or ([sentence] if sentence else []):
+            await self._enqueue(piece)
 
     async def beep(self) -> None:
         """The short tone after a wake word (only on an output device)."""
         if self.device is not None:
             await self._enqueue(TONE)
 
-    async def _enqueue(self, item: str | bytes) -> None:
+    async def _enqueue(self, what: str | bytes) -> None:
         """Queue a sentence (synthesized, then played) or a WAV (played); ``speaking`` from now on."""
-        if self._player is None or self._player.done():
-            self._player = asyncio.create_task(self._play_queue(), name="speaker")
+        if not self._tasks or any(task.done() for task in self._tasks):
+            await self._cancel_tasks()
+            self._tasks = [
+                asyncio.create_task(self._synthesize_queue(), name="speaker-synth"),
+                asyncio.create_task(self._play_queue(), name="speaker"),
+            ]
         self._pending += 1
         self._idle.clear()
-        await self._queue.put(item)
+        self._queue.put_nowait(_Item(what, self._generation, time.perf_counter()))
 
     async def say_all(self, sentences: Sequence[str]) -> None:
         for sentence in sentences:
@@ -237,39 +236,48 @@ class Speaker:
         return True
 
     async def stop(self) -> None:
-        """Cut the reply short: drop what is queued and stop what is playing."""
-        while not self._queue.empty():
-            self._queue.get_nowait()
-            self._pending -= 1
+        """Cut the reply short: drop what is queued, what is being synthesized and what is playing."""
+        self._generation += 1
+        for queue in (self._queue, self._ready):
+            while not queue.empty():
+                queue.get_nowait()
         if self._process is not None and self._process.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 self._process.terminate()
-        if self._pending <= 0:
-            self._pending = 0
-            self._idle.set()
+        self._pending = 0
+        self._idle.set()
 
-    async def _play_queue(self) -> None:
+    def _done(self, item: _Item) -> None:
+        """One item played or dropped: idle once the current reply has nothing left."""
+        if item.generation == self._generation:
+            self._pending = max(0, self._pending - 1)
+            if self._pending == 0:
+                self._idle.set()
+
+    async def _synthesize_queue(self) -> None:
+        """The first task: each sentence to a WAV, in order, while the one before it plays."""
         while True:
-            sentence = await self._queue.get()
-            if sentence is None:
-                return
-            try:
-                if isinstance(sentence, bytes):
-                    await self._play(sentence)
-                else:
-                    self.spoken.append(await self._speak(sentence))
-                    self.sentences += 1
-            except HomeassistError as err:  # the engine, the player or the output (a satellite gone)
-                _LOGGER.warning("Could not speak a sentence: %s", err)
-                _LOGGER.debug("The sentence not spoken: %r", sentence)
-            except Exception:
-                _LOGGER.exception("Speaker failed")
-            finally:
-                self._pending = max(0, self._pending - 1)
-                if self._pending == 0:
-                    self._idle.set()
+            item = await self._queue.get()
+            if isinstance(item.what, str):
+                try:
+                    item.spoken, item.wav = await self._synthesized(item.what)
+                except HomeassistError as err:  # the engine failed: this sentence is not heard
+                    _LOGGER.warning("Could not speak a sentence: %s", err)
+                    _LOGGER.debug("The sentence not spoken: %r", item.what)
+                    self._done(item)
+                    continue
+                except Exception:
+                    _LOGGER.exception("Speaker failed")
+                    self._done(item)
+                    continue
+                item.spoken.timings_ms["ready"] = round((time.perf_counter() - item.queued) * 1000, 1)
+            else:
+                item.wav = item.what
+            if item.generation != self._generation:  # stopped meanwhile
+                continue
+            await self._ready.put(item)
 
-    async def _speak(self, sentence: str) -> Spoken:
+    async def _synthesized(self, sentence: str) -> tuple[Spoken, bytes]:
         start = time.perf_counter()
         wav = await self.synthesize(sentence)
         spoken = Spoken(
@@ -281,42 +289,41 @@ class Speaker:
             self._count += 1
             spoken.wav = self.wav_dir / f"reply-{time.strftime('%Y%m%d-%H%M%S')}-{self._count:04d}.wav"
             await asyncio.to_thread(_write_reply, spoken.wav, wav)
+        return spoken, wav
+
+    async def _play_queue(self) -> None:
+        """The second task: each WAV played (or sent to the output) in order."""
+        while True:
+            item = await self._ready.get()
+            try:
+                if item.generation != self._generation:
+                    continue
+                if item.spoken is None:
+                    await self._play(item.wav)
+                else:
+                    await self._deliver(item.spoken, item.wav, item.queued)
+                    self.spoken.append(item.spoken)
+                    self.sentences += 1
+            except HomeassistError as err:  # the player or the output (a satellite gone)
+                _LOGGER.warning("Could not speak a sentence: %s", err)
+            except Exception:
+                _LOGGER.exception("Speaker failed")
+            finally:
+                self._done(item)
+
+    async def _deliver(self, spoken: Spoken, wav: bytes, queued: float) -> None:
         if self.output is not None or self.device is not None:
             played = time.perf_counter()
+            spoken.timings_ms["start"] = round((played - queued) * 1000, 1)
             spoken.played = await (self.output.play(wav) if self.output is not None else self._play(wav))
             spoken.timings_ms["play"] = round((time.perf_counter() - played) * 1000, 1)
         elif self.wav_dir is None:
-            _LOGGER.debug("No output device and no [audio] wav_dir: %r is not played", sentence)
-        return spoken
+            _LOGGER.debug("No output device and no [audio] wav_dir: a sentence is not played")
 
     async def synthesize(self, sentence: str) -> bytes:
-        """``sentence`` as WAV bytes from the configured engine (espeak-ng or Piper), bounded by
+        """``sentence`` as WAV bytes from the engine (Piper or espeak-ng), bounded by
         ``SYNTH_TIMEOUT_S``; SpeakerError when the engine fails. Nothing is played."""
-        if self.tts.engine == "piper":
-            command = ["piper", "--model", str(self.piper_model), "--output_file", "-"]
-            stdin = sentence.encode()
-        else:
-            command = ["espeak-ng", "-v", self.tts.voice, "-s", str(self.tts.rate), "--stdout", sentence]
-            stdin = b""
-        process = await asyncio.create_subprocess_exec(
-            *command,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        self._deadline = time.monotonic() + SYNTH_TIMEOUT_S + KILL_WAIT_S
-        try:
-            out, err = await asyncio.wait_for(process.communicate(stdin), SYNTH_TIMEOUT_S)
-        except TimeoutError as error:
-            await _kill(process, command[0])
-            raise SpeakerError(f"{command[0]} did not finish within {SYNTH_TIMEOUT_S:g} s") from error
-        finally:
-            self._deadline = None
-        if process.returncode != 0 or not out.startswith(b"RIFF"):
-            raise SpeakerError(
-                f"{command[0]} failed ({process.returncode}): {err.decode(errors='replace')[:200]}"
-            )
-        return out
+        return await self.engine.synthesize(sentence)
 
     async def _play(self, wav: bytes) -> bool:
         """Play a WAV on the output device, bounded by its length plus ``play_margin_s``; whether it
@@ -340,7 +347,7 @@ class Speaker:
             # Said once per outage: a card that stays stuck makes every sentence hang the same way.
             (_LOGGER.debug if self.output_problem else _LOGGER.warning)("%s", hung)
             self.output_problem = hung
-            await _kill(process, "aplay")
+            await kill(process, "aplay")
             return False
         finally:
             self._process = None
@@ -355,22 +362,14 @@ class Speaker:
             self.output_problem = ""
         return True
 
+    async def _cancel_tasks(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):  # each task logs its own errors
+                await task
+        self._tasks = []
+
     async def aclose(self) -> None:
         await self.stop()
-        if self._player is not None and not self._player.done():
-            self._player.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._player
-
-
-async def _kill(process: asyncio.subprocess.Process, name: str) -> None:
-    """Kill a child that ran past its bound; wait for it (bounded): one stuck in the kernel (a hung
-    sound driver) is left behind rather than holding the speaker."""
-    with contextlib.suppress(ProcessLookupError):
-        process.kill()
-    try:
-        await asyncio.wait_for(process.wait(), KILL_WAIT_S)
-    except TimeoutError:
-        _LOGGER.warning(
-            "%s (pid %s) did not exit within %g s of a kill; leaving it", name, process.pid, KILL_WAIT_S
-        )
+        await self._cancel_tasks()

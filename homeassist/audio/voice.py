@@ -139,6 +139,7 @@ async def build_voice(
         transcriber = build_transcriber(settings, state_dir)
         await transcriber.load()
     speaker = await asyncio.to_thread(build_speaker, settings)  # looks for an output device
+    await speaker.load()  # the Piper voice, off the loop: the first reply does not wait for it
     words = ", ".join(settings.wake.words) or "none: always listening"
     _LOGGER.info("Listening on input device %s (wake words: %s)", device, words)
     return VoiceLoop(

@@ -33,8 +33,10 @@ ENV_PREFIX = "HOMEASSIST_"
 ENV_CONFIG = "HOMEASSIST_CONFIG"
 #: Where scripts/setup-llm caches llama-server and the models (homeassist/llm/embedded.py).
 ENV_LLM_CACHE = "HOMEASSIST_LLM_CACHE"
+#: Where scripts/setup caches the Piper voices (homeassist/audio/synth.py).
+ENV_VOICE_CACHE = "HOMEASSIST_VOICE_CACHE"
 #: The variables with the prefix that are not settings.
-ENV_NOT_SETTINGS = frozenset({ENV_CONFIG, ENV_LLM_CACHE})
+ENV_NOT_SETTINGS = frozenset({ENV_CONFIG, ENV_LLM_CACHE, ENV_VOICE_CACHE})
 SYSTEM_CONFIG = Path("/etc/homeassist/homeassist.toml")
 
 Key = tuple[str, ...]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import field_validator, model_validator
@@ -168,8 +169,32 @@ class SttSettings(Section):
     )
 
 
+#: The Piper voice ``scripts/setup`` caches (``[tts] piper_model = ""`` means it).
+DEFAULT_PIPER_VOICE = "en_US-joe-medium"
+#: A Piper voice's name as the piper-voices collection writes it: language_REGION-name-quality.
+_VOICE_NAME = re.compile(r"[a-z]{2,3}_[A-Z]{2}-[A-Za-z0-9_]+-(x_low|low|medium|high)")
+
+
 class TtsSettings(Section):
-    engine: Literal["espeak-ng", "piper"] = setting("espeak-ng", "text-to-speech engine")
+    engine: Literal["auto", "espeak-ng", "piper"] = setting(
+        "auto",
+        "text-to-speech engine: 'auto' is Piper when its voice ([tts] piper_model) is installed, else "
+        "espeak-ng (said in the log); 'piper' fails at start without the voice",
+    )
     voice: str = setting("en-us", "espeak-ng voice", allowed="an espeak-ng voice such as 'en-us' or 'de'")
     rate: int = setting(170, "espeak-ng speaking rate in words per minute", ge=80, le=450)
-    piper_model: str = setting("", "path to a Piper voice (.onnx); used when engine = 'piper'")
+    piper_model: str = setting(
+        "",
+        f"the Piper voice: '' for {DEFAULT_PIPER_VOICE} (cached by scripts/setup), the name of a voice in "
+        "the voice cache, or the path of a voice's .onnx file (its .onnx.json beside it)",
+        allowed=f"'', a cached voice name such as '{DEFAULT_PIPER_VOICE}', or a path ending in .onnx",
+    )
+
+    @field_validator("piper_model")
+    @classmethod
+    def _voice_name_or_path(cls, value: str) -> str:
+        if value and not _VOICE_NAME.fullmatch(value) and not value.endswith(".onnx"):
+            raise ValueError(
+                f"{value!r} is neither a voice name such as {DEFAULT_PIPER_VOICE!r} nor a .onnx path"
+            )
+        return value

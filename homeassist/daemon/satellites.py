@@ -121,6 +121,7 @@ async def run_satellite(
     satellite: Satellite | None = None
     loop: VoiceLoop | None = None
     try:
+        await speaker.load()  # the Piper voice, once per process (shared with the other speakers)
         wake = SatelliteWake(await parts.wake.detector())
         endpointer = await asyncio.to_thread(build_endpointer, settings)
         transcriber = await parts.transcriber()

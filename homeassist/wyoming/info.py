@@ -25,14 +25,19 @@ from wyoming.info import (
 )
 
 from homeassist import __version__
+from homeassist.audio.synth import choose_engine, piper_voice_file
 from homeassist.config.settings import Settings
+from homeassist.errors import SpeakerError
 
 WHISPER = Attribution(name="OpenAI", url="https://github.com/openai/whisper")
 FASTER_WHISPER = Attribution(name="SYSTRAN", url="https://github.com/SYSTRAN/faster-whisper")
 ENGINES = {
     "espeak-ng": Attribution(name="eSpeak NG", url="https://github.com/espeak-ng/espeak-ng"),
-    "piper": Attribution(name="Rhasspy", url="https://github.com/rhasspy/piper"),
+    # piper-tts 1.3 and later (this project pins 1.8.0) come from the Open Home Foundation's piper1-gpl.
+    "piper": Attribution(name="Open Home Foundation", url="https://github.com/OHF-Voice/piper1-gpl"),
 }
+#: Where the Piper voices (en_US-joe-medium among them) are published.
+PIPER_VOICES = Attribution(name="Rhasspy", url="https://huggingface.co/rhasspy/piper-voices")
 HOMEASSIST = Attribution(name="homeassist", url="")
 MODEL_SERVERS = {
     "ollama": Attribution(name="Ollama", url="https://ollama.com"),
@@ -62,7 +67,7 @@ class Description:
     language: str
     #: The speech-to-text model (``[stt] model``: "tiny.en", "base", a path).
     stt_model: str
-    #: The text-to-speech engine (``[tts] engine``) and its voice.
+    #: The text-to-speech engine (``[tts] engine``, "auto" resolved) and its voice.
     tts_engine: str
     tts_voice: str
     #: The model server ("ollama", "embedded", "anthropic", "openai") and the model that answers.
@@ -74,15 +79,18 @@ class Description:
     def from_settings(cls, settings: Settings, *, provider: str | None = None) -> Description:
         """``provider``: the model server the daemon chose (``[ollama] provider = "auto"`` resolved);
         without it the setting's, ``auto`` read as Ollama, the model this project is designed around."""
-        tts = settings.tts
-        voice = tts.voice if tts.engine == "espeak-ng" else (Path(tts.piper_model).stem or "piper")
+        try:  # what the speaker will use: 'auto' resolved on this machine
+            choice = choose_engine(settings.tts)
+            engine, voice = choice.engine, choice.voice
+        except SpeakerError:  # 'piper' without its voice (no tts is served then): named as set
+            engine, voice = "piper", piper_voice_file(settings.tts.piper_model).name.removesuffix(".onnx")
         server = provider or settings.ollama.provider
         if server == "auto":
             server = "ollama"
         return cls(
             language=settings.assistant.language,
             stt_model=Path(settings.stt.model).name or settings.stt.model,
-            tts_engine=tts.engine,
+            tts_engine=engine,
             tts_voice=voice,
             model_server=server,
             model={
@@ -124,7 +132,7 @@ def build_info(description: Description, *, asr: bool, tts: bool, handle: bool, 
         attribution = ENGINES.get(description.tts_engine, HOMEASSIST)
         voice = TtsVoice(
             name=description.tts_voice,
-            attribution=attribution,
+            attribution=PIPER_VOICES if description.tts_engine == "piper" else attribution,
             installed=True,
             description=f"{description.tts_engine} voice {description.tts_voice}",
             version=None,

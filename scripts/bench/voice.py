@@ -240,9 +240,9 @@ class TimedSpeaker(Speaker):
             self.queued.append((sentence.strip(), time.monotonic()))
         await super().say(sentence)
 
-    async def _speak(self, sentence: str) -> Spoken:
+    async def _synthesized(self, sentence: str) -> tuple[Spoken, bytes]:
         try:
-            return await super()._speak(sentence)
+            return await super()._synthesized(sentence)
         finally:
             self.ready.append(time.monotonic())
 
@@ -435,6 +435,7 @@ async def play(
     costs = FrameCosts()
     endpointer = TimedEndpointer(settings, costs)
     speaker = TimedSpeaker()
+    await speaker.load()  # the voice, as the daemon loads it at start
     recorder = Recorder(runtime)
     loop = daemon_like_loop(
         runtime,

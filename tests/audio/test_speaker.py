@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from homeassist.audio import speaker as speaker_module
+from homeassist.audio import synth
 from homeassist.audio.speaker import SPOKEN_KEPT, Speaker
 from homeassist.audio.stt import BackgroundTranscriber
 from homeassist.config.speech import AudioSettings, SttSettings, TtsSettings
@@ -63,7 +64,7 @@ async def test_stop_drops_what_is_queued(tmp_path: Path) -> None:
 
 
 def test_a_missing_piper_voice_is_a_clear_error() -> None:
-    with pytest.raises(SpeakerError, match=r"\[tts\] piper_model"):
+    with pytest.raises(SpeakerError, match=r"\[tts\] engine = 'piper': (no Piper voice|piper-tts)"):
         Speaker(TtsSettings(engine="piper"), AudioSettings(), device=None)
 
 
@@ -167,7 +168,7 @@ async def test_spoken_is_bounded_and_keeps_no_text_unless_asked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async def quick(sentence: str) -> bytes:
-        return speaker_module.TONE  # the speaker's own bookkeeping is under test, not espeak-ng
+        return synth.TONE  # the speaker's own bookkeeping is under test, not espeak-ng
 
     private = Speaker(TtsSettings(), AudioSettings(), device=None, keep_text=False)
     monkeypatch.setattr(private, "synthesize", quick)

@@ -73,14 +73,17 @@ def start(
     satellites: dict[str, tuple[int, str]],
     *,
     ready: bool = True,
+    **env: str,
 ) -> Daemon:
     """The daemon with these ESPHome satellites (name to port and key), on the simulated home and with
-    no model (the local path answers); with ``ready``, once every satellite is connected."""
+    no model (the local path answers); with ``ready``, once every satellite is connected. ``env``: more
+    of the daemon's environment."""
     daemon = start_daemon(
         write_config(directory, satellites),
         HOMEASSIST_ZWAVE__URL=sim_url,
         HOMEASSIST_OLLAMA__BASE_URL=closed_url,
         HOMEASSIST_STT__TIME_LIMIT_S=str(STT_TIME_LIMIT_S),
+        **env,
     )
     daemon.wait_for(lambda: daemon.component("zwave") == "ready", 60, "the simulated home")
     if ready:

@@ -3,8 +3,15 @@ model that answers, the language, and whether a conversation may act."""
 
 from __future__ import annotations
 
-from homeassist.config.loader import load_settings
+import pytest
+
+from homeassist.audio.synth import voice_cache_dir
+from homeassist.config.loader import ENV_VOICE_CACHE, load_settings
+from homeassist.config.speech import DEFAULT_PIPER_VOICE
 from homeassist.wyoming.info import Description, build_info
+
+#: The machine's voice cache (scripts/setup-voice), read before a test's private HOME hides it.
+VOICE_CACHE = voice_cache_dir()
 
 
 def test_the_description_follows_the_settings() -> None:
@@ -60,3 +67,16 @@ def test_info_lists_only_what_is_served_and_whether_a_conversation_may_act() -> 
     assert quiet.handle[0].supports_home_control is False
     assert "no device or timer actions" in (quiet.handle[0].description or "")
     assert quiet.asr[0].requires_external_vad  # the client says where speech ends
+
+
+def test_auto_is_described_as_the_engine_it_resolves_to(monkeypatch: pytest.MonkeyPatch) -> None:
+    model = VOICE_CACHE / f"{DEFAULT_PIPER_VOICE}.onnx"
+    if not model.is_file():
+        pytest.fail(f"no Piper voice at {model}: run scripts/setup-voice (scripts/setup runs it)")
+    monkeypatch.setenv(ENV_VOICE_CACHE, str(VOICE_CACHE))
+    description = Description.from_settings(load_settings(env={}).settings)
+    assert (description.tts_engine, description.tts_voice) == ("piper", DEFAULT_PIPER_VOICE)
+    (program,) = build_info(description, asr=False, tts=True, handle=False, allow_actions=False).tts
+    assert program.name == "piper" and program.attribution.url.endswith("piper1-gpl")
+    assert program.voices[0].name == DEFAULT_PIPER_VOICE
+    assert program.voices[0].attribution.url == "https://huggingface.co/rhasspy/piper-voices"

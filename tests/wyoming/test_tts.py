@@ -1,5 +1,6 @@
-"""``tts`` through the real ``wyoming`` client: the speaker's real espeak-ng engine (no sound card
-needed: it only synthesizes), its WAV streamed as ``audio-start``, ``audio-chunk``s and ``audio-stop``."""
+"""``tts`` through the real ``wyoming`` client: the speaker's real engines, espeak-ng and Piper (no sound
+card needed: it only synthesizes), its WAV streamed as ``audio-start``, ``audio-chunk``s and
+``audio-stop``."""
 
 from __future__ import annotations
 
@@ -13,9 +14,14 @@ from wyoming.event import Event
 from wyoming.tts import Synthesize
 
 from homeassist.audio.speaker import Speaker
-from homeassist.config.speech import AudioSettings, TtsSettings
+from homeassist.audio.synth import voice_cache_dir
+from homeassist.config.loader import ENV_VOICE_CACHE
+from homeassist.config.speech import DEFAULT_PIPER_VOICE, AudioSettings, TtsSettings
 from homeassist.wyoming import Synthesizer, WyomingService
 from tests.wyoming.conftest import DESCRIPTION, Client, settings
+
+#: The machine's voice cache (scripts/setup-voice), read before a test's private HOME hides it.
+VOICE_CACHE = voice_cache_dir()
 
 
 async def synthesize_with(synthesize: Synthesizer, text: str, timeout_s: float = 60.0) -> list[Event]:
@@ -49,6 +55,20 @@ async def test_speech_comes_as_audio_chunks_of_what_the_engine_gave() -> None:
     chunks = [AudioChunk.from_event(e) for e in body]
     assert all((c.rate, c.width, c.channels) == (rate, width, channels) for c in chunks)
     assert b"".join(c.audio for c in chunks) == pcm
+    assert AudioStop.is_type(stop.type)
+
+
+async def test_piper_speech_comes_at_its_own_rate(monkeypatch: pytest.MonkeyPatch) -> None:
+    model = VOICE_CACHE / f"{DEFAULT_PIPER_VOICE}.onnx"
+    if not model.is_file():
+        pytest.fail(f"no Piper voice at {model}: run scripts/setup-voice (scripts/setup runs it)")
+    monkeypatch.setenv(ENV_VOICE_CACHE, str(VOICE_CACHE))
+    speaker = Speaker(TtsSettings(), AudioSettings(output="none"), device=None)
+    assert speaker.engine.engine == "piper"
+    start, *body, stop = await synthesize_with(speaker.synthesize, "The porch light is on.")
+    assert AudioStart.from_event(start).rate == 22050  # en_US-joe-medium's; the client converts
+    chunks = [AudioChunk.from_event(e) for e in body]
+    assert all(c.rate == 22050 for c in chunks) and sum(len(c.audio) for c in chunks) > 22050  # > 0.5 s
     assert AudioStop.is_type(stop.type)
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from homeassist.cli.checks import Check
 from homeassist.cli.doctor.system import SETUP, need, user
 from homeassist.config.settings import Settings
+from homeassist.config.speech import DEFAULT_PIPER_VOICE
 
 
 def check_microphone(spec: str) -> Check:
@@ -35,21 +36,34 @@ def check_microphone(spec: str) -> Check:
 
 
 def check_speaker(settings: Settings) -> Check:
+    """The engine and voice replies are spoken with (``[tts] engine = 'auto'`` resolved, the Piper
+    voice loaded as the daemon loads it), and where they play."""
     from homeassist.audio.speaker import Speaker, output_device
+    from homeassist.audio.synth import load_voice
     from homeassist.errors import SpeakerError
 
     device = output_device(settings.audio.output)
     try:
-        Speaker(settings.tts, settings.audio, device=device)  # checks the engine and the player
+        speaker = Speaker(settings.tts, settings.audio, device=device)  # checks the engine and the player
+        if speaker.engine.choice.model is not None:
+            load_voice(speaker.engine.choice.model)  # a damaged voice fails here, as in the daemon
     except SpeakerError as err:
-        return need("speaker", str(err), f"{SETUP}, or check [tts] engine and piper_model")
+        fix = f"{SETUP} (it caches {DEFAULT_PIPER_VOICE}), or set [tts] engine = 'espeak-ng'"
+        return need("speaker", str(err), fix)
+    choice = speaker.engine.choice
+    engine = (
+        f"Piper voice {choice.voice} ({choice.model})" if choice.model else f"espeak-ng voice {choice.voice}"
+    )
+    if choice.why_not_piper:
+        fix = f"{SETUP} to cache {DEFAULT_PIPER_VOICE}, or set [tts] engine = 'espeak-ng' to keep espeak-ng"
+        return Check("speaker", "warn", f"{engine}: Piper is not used: {choice.why_not_piper}", fix)
     if device is not None:
-        return Check("speaker", "ok", f"{settings.tts.engine} on ALSA device {device!r}")
+        return Check("speaker", "ok", f"{engine} on ALSA device {device!r}")
     wav = f"; replies are written to {settings.audio.wav_dir}" if settings.audio.wav_dir else ""
     if settings.audio.output == "none":
-        return Check("speaker", "skip", f"spoken replies are off ([audio] output = 'none'){wav}")
+        return Check("speaker", "skip", f"{engine}; spoken replies are off ([audio] output = 'none'){wav}")
     fix = "connect a speaker or set [audio] output to an ALSA device; [audio] wav_dir keeps replies as WAV"
-    return Check("speaker", "warn", f"no output device: spoken replies are not played{wav}", fix)
+    return Check("speaker", "warn", f"{engine}; no output device: spoken replies are not played{wav}", fix)
 
 
 def check_speech_model(settings: Settings, directory: Path) -> Check:
