@@ -272,6 +272,13 @@ class Listener:
         else:
             self._waiting.append(lambda: then(*args))
 
+    async def checked(self) -> None:
+        """Once the wake being checked (if any) is decided, and what waited for it has gone on."""
+        task = self._checking
+        if task is not None:
+            await asyncio.wait({task})
+            await asyncio.sleep(0)  # its done-callback runs next
+
     def _checked(self, task: asyncio.Task[bool], word: str) -> None:
         """The check is over: the wake is told and what waited goes on, or it is all dropped."""
         if self._checking is not task:

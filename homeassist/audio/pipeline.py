@@ -142,6 +142,7 @@ class VoiceLoop:
         try:
             async for frame in self.source.frames():
                 await self.listener.hear(frame)
+            await self.listener.checked()  # a file's last wake: its check decides its command
         finally:
             await self.responder.finish()
             with contextlib.suppress(asyncio.CancelledError):
