@@ -30,7 +30,6 @@ import importlib.util
 import io
 import json
 import logging
-import os
 import shutil
 import threading
 import time
@@ -42,6 +41,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from homeassist.caches import cache_dir
 from homeassist.config.loader import ENV_VOICE_CACHE
 from homeassist.config.speech import DEFAULT_PIPER_VOICE, TtsSettings
 from homeassist.errors import SpeakerError
@@ -69,11 +69,7 @@ Engine = Literal["espeak-ng", "piper"]
 def voice_cache_dir(env: Mapping[str, str] | None = None) -> Path:
     """Where ``scripts/setup`` caches Piper voices, by the rule it uses: ``$HOMEASSIST_VOICE_CACHE``,
     else ``${XDG_CACHE_HOME:-~/.cache}/homeassist/voices``."""
-    env = os.environ if env is None else env
-    if env.get(ENV_VOICE_CACHE):
-        return Path(env[ENV_VOICE_CACHE])
-    xdg = env.get("XDG_CACHE_HOME") or str(Path(env.get("HOME") or Path.home()) / ".cache")
-    return Path(xdg) / "homeassist" / "voices"
+    return cache_dir("voices", ENV_VOICE_CACHE, env)
 
 
 def piper_voice_file(piper_model: str, env: Mapping[str, str] | None = None) -> Path:

@@ -10,6 +10,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from homeassist import caches
 from homeassist.config.loader import ENV_LLM_CACHE
 from homeassist.config.model import CACHED_MODELS, EmbeddedSettings
 from homeassist.errors import ModelNotConfiguredError
@@ -24,11 +25,7 @@ NOT_SET_UP = "The language model isn't set up, so I can only do what works witho
 
 def cache_dir(env: Mapping[str, str] | None = None) -> Path:
     """Where ``scripts/setup-llm`` caches the server and the models, by the same rule it uses."""
-    env = os.environ if env is None else env
-    if env.get(CACHE_ENV):
-        return Path(env[CACHE_ENV])
-    xdg = env.get("XDG_CACHE_HOME") or str(Path(env.get("HOME") or Path.home()) / ".cache")
-    return Path(xdg) / "homeassist" / "llm"
+    return caches.cache_dir("llm", CACHE_ENV, env)
 
 
 def server_file(settings: EmbeddedSettings, env: Mapping[str, str] | None = None) -> Path:
