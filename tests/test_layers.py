@@ -22,7 +22,9 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"intent", "llm", "web", "mcp"}),
     frozenset({"tools"}),
     frozenset({"zwave", "scheduler", "audio", "wyoming", "esphome", "stats", "metrics", "logs"}),
-    frozenset({"config", "messages", "errors", "vocabulary", "numbers", "toolspec", "home", "backoff", "caches"}),
+    frozenset(
+        {"config", "messages", "errors", "vocabulary", "numbers", "toolspec", "home", "backoff", "caches"}
+    ),
 )
 
 #: Wrong-way imports not fixed yet: (importing module, part it imports) -> the issue that fixes it.

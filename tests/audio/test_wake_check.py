@@ -31,6 +31,7 @@ needs_voice = pytest.mark.skipif(
         ("Alexa.", "alexa", True),
         ("Okay, Naboo.", "okay_nabu", True),
         ("Hey, my crop.", "hey_mycroft", True),
+        ("Hey Minecraft.", "hey_mycroft", True),
         ("Hey, Jervis. Turn on the light.", "hey_jarvis", True),
         # What it wrote for the near-miss set (espeak-ng voices).
         ("Hey Charles!", "hey_jarvis", False),
