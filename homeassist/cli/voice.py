@@ -60,7 +60,9 @@ async def ask_wav(path: Path, loaded: LoadedConfig, *, as_json: bool, no_wake: b
         endpointer = await asyncio.to_thread(build_endpointer, settings)
         command, word, heard = await asyncio.to_thread(command_from_recording, audio, wake, endpointer)
     transcriber = build_transcriber(settings, state_dir(settings))
-    if word is not None and settings.wake.check and not await WakeCheck(transcriber.words_heard)(heard, word):
+    await transcriber.load()  # before the check: its time bound is for hearing, not loading
+    check = WakeCheck(transcriber.words_heard, time_limit_s=settings.stt.time_limit_s)
+    if word is not None and settings.wake.check and not await check(heard, word):
         word = None  # a near miss ("hey charles"): as the microphone would, it is not a wake word
     if word is None and not (no_wake or not settings.wake.words):
         # as the microphone would: without the wake word nothing is heard or done
