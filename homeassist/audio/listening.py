@@ -102,10 +102,10 @@ class Listener:
         self._last_end = -1
         self._detecting = threading.Lock()
         self._claim: Claim | None = None
-        #: The last frames heard (the wake word's audio, when it fires): a new claim hears them too.
-        self._recent: deque[AudioFrame] = deque(maxlen=round(LOOKBACK_S / FRAME_SECONDS))
-        #: The audio the check hears: the last ``WINDOW_S`` before a firing.
-        self._heard: deque[AudioFrame] = deque(maxlen=round(WINDOW_S / FRAME_SECONDS))
+        #: The last frames heard (the wake word's audio, when it fires): the check hears all of them,
+        #: a new claim the last ``LOOKBACK_S``.
+        self._recent: deque[AudioFrame] = deque(maxlen=round(max(LOOKBACK_S, WINDOW_S) / FRAME_SECONDS))
+        self._claim_frames = round(LOOKBACK_S / FRAME_SECONDS)
         #: The check of the wake being listened to, while it runs; what waits for it to hold.
         self._checking: asyncio.Task[bool] | None = None
         self._waiting: list[Callable[[], None]] = []
@@ -174,8 +174,6 @@ class Listener:
             if isinstance(event, Utterance):
                 self._last_end = end
             self._recent.append(frame)
-            if self.check is not None:
-                self._heard.append(frame)
             if self._listening and word is None and self._claim is not None:
                 self._claim.hear(frame)
             return word, event, early
@@ -234,7 +232,7 @@ class Listener:
             self.endpointer.start(look_back=True)  # a late firing must not cut the command's first word
             self._claim_utterance(word)
             if self.check is not None and self.wake.continuous:  # ours: its audio is here to check
-                audio = np.concatenate([frame.samples for frame in self._heard])
+                audio = np.concatenate([frame.samples for frame in self._recent])
                 self._checking = asyncio.get_running_loop().create_task(self.check(audio, word))
                 self._checking.add_done_callback(lambda task: self._checked(task, word))
             else:
@@ -303,7 +301,8 @@ class Listener:
         scores = getattr(self.wake, "scores", None)
         score = scores.get(word) if isinstance(scores, dict) else None
         claim = self._claim = claim_wake(score if isinstance(score, float) else None)
-        for frame in self._recent:  # the wake word itself (a satellite's own wake word: its first frame)
+        # The wake word itself (a satellite's own wake word: its first frame).
+        for frame in list(self._recent)[-self._claim_frames :]:
             claim.hear(frame)
         claim.on_decided = lambda won: None if won else self._stand_down(claim)
 
@@ -341,7 +340,6 @@ class Listener:
 
     def _done_listening(self) -> None:
         self._recent.clear()  # a new wake word's audio starts here (a satellite's next run, too)
-        self._heard.clear()
         if self.wake.enabled:
             self._listening = False
             if not self.wake.continuous:

@@ -89,8 +89,7 @@ class MicroWakeDetector:
     def __init__(
         self, words: Sequence[str], threshold: float | None = None, refractory_s: float = 2.0
     ) -> None:
-        if threshold is not None and not 0 < threshold < 1:
-            raise ValueError(f"wake-word threshold must be between 0 and 1, not {threshold}")
+        self.threshold = threshold
         if refractory_s < 0:
             raise ValueError(f"wake-word refractory_s must not be negative, not {refractory_s}")
         shipped = shipped_words()
@@ -106,7 +105,6 @@ class MicroWakeDetector:
         self.cutoffs: dict[str, float] = {w: cutoff_of(shipped[w]) for w in self.words}
         #: The latest frame's best probability for each word (for logs and threshold tuning).
         self.scores: dict[str, float] = {}
-        self._threshold = threshold
         self._configs = {w: shipped[w] for w in self.words}
         self._models: dict[str, Any] = {w: _load(path) for w, path in self._configs.items()}
         self._features = _features() if self.enabled else None
