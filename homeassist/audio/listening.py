@@ -1,14 +1,21 @@
 """Listening: frames to an utterance (wake word, endpointing, acting at the first pause, claims).
 
 Each frame (:meth:`Listener.hear`) is counted (``frames``: the microphone is alive); while muted
-(``paused``) or while the speaker plays and a short echo tail after (``ECHO_TAIL_S``), it is dropped and
-counted by why, and the wake word is reset afterwards. Otherwise (``processed``: the loop can hear) the
-endpointer and the wake word detector run on it in a worker thread. A speaker stuck past its bound (see
-``Speaker.problem``) no longer mutes capture: a hung player must not leave the assistant deaf.
+(``paused``) it is dropped and counted, and the wake word is reset afterwards. Otherwise (``processed``:
+the loop can hear) the endpointer and the wake word detector run on it in a worker thread.
+
+While the speaker plays, a loop with an ``echo`` guard (:class:`~homeassist.audio.echo.EchoGuard`: the
+local microphone, whose speaker plays on the device beside it) goes on hearing the microphone less the
+reply: a firing that echoes the reply is dropped (``own_wakes``), any other is a person speaking over
+it (a barge-in: ``barge_in`` stops the reply, and the wake is heard like any other). A loop without
+one whose reply is played (a satellite's, which plays it there) drops what is heard while the speaker
+plays and a short echo tail after (``ECHO_TAIL_S``), and resets the wake word afterwards; one whose
+speaker plays nowhere (no device, no output) drops nothing. A speaker stuck past its
+bound (see ``Speaker.problem``) no longer mutes capture: a hung player must not leave the assistant deaf.
 
 After a wake word the endpointer waits for speech (looking back for a command said over the wake word's
 scoring) and, with a ``check`` (:class:`~homeassist.audio.wake_check.WakeCheck`), the wake word's own
-audio is checked meanwhile: a wake whose words are not the wake word is dropped (no tone, no step, the
+audio is checked meanwhile (not a barge-in's, see below): a wake whose words are not the wake word is dropped (no tone, no step, the
 command heard so far forgotten). Once it holds, a short tone plays and the wake is told; an utterance
 that ends before the check is over waits for it. "Nothing heard" gets a short spoken prompt. With
 ``[wake] words = []`` every utterance is a command and listening never stops. An utterance is handed over as a
@@ -34,13 +41,15 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from homeassist.audio.arbiter import LOOKBACK_S, Claim
 from homeassist.audio.capture import FRAME_SECONDS, AudioFrame
+from homeassist.audio.echo import EchoGuard
 from homeassist.audio.endpoint import Endpointer, Event, NothingHeard, SpeechStarted, Utterance
 from homeassist.audio.responding import Command, Tell, without_wake_phrase
 from homeassist.audio.speaker import Speaker
@@ -74,8 +83,17 @@ class Listener:
         tell: Tell,
         hand_over: Callable[[Command], None],
         check: WakeCheck | None = None,
+        echo: EchoGuard | None = None,
+        barge_in: Callable[[], Coroutine[Any, Any, None]] | None = None,
     ) -> None:
         self.wake = wake
+        #: Tells the reply's echo from a person while the speaker plays (None: muted meanwhile).
+        self.echo = echo
+        #: Stops the reply when a person speaks over it (the wake word, while the speaker plays).
+        self._barge_in = barge_in
+        #: Wake words heard over a reply (each stopped it).
+        self.barge_ins = 0
+        self._tasks: set[asyncio.Task[None]] = set()
         #: The second check on a wake of ours (None: every firing counts).
         self.check = check
         self.endpointer = endpointer
@@ -137,6 +155,8 @@ class Listener:
     def muted(self, frame: AudioFrame) -> bool:
         """While the speaker plays (and a short echo tail after), frames are dropped; not while it is
         stuck past its bound, when nothing is heard from it anyway."""
+        if self.echo is not None or not self.speaker.audible:
+            return False  # heard through the echo guard; or nothing is played to be heard
         now = time.monotonic()
         if self.speaker.speaking and not self.speaker.stuck_s and self.mute_while_speaking:
             self.muted_until = now + ECHO_TAIL_S
@@ -154,12 +174,17 @@ class Listener:
 
     def _detect(self, frame: AudioFrame) -> Detected:
         with self._detecting:
+            if self.echo is not None:
+                frame = self.echo.hear(frame)  # the microphone less the reply, while one plays
             # Every frame reaches the endpointer (it keeps the pre-roll while idle), before the wake
             # word: the command often starts while the wake word is still being scored.
             event = self.endpointer.feed(frame)
             word = None
             if not self._listening:
                 word = self.wake.process(frame)
+                if word is not None and self.echo is not None and self.echo.own(frame):
+                    _LOGGER.debug("Wake word %s in the reply's own echo: not a wake", word)
+                    word = None
             elif self.wake.continuous:
                 self.wake.process(frame)  # kept up to date: no reset, so no deaf settling, after it
             early = None
@@ -228,10 +253,15 @@ class Listener:
 
     def _act(self, word: str | None, event: Event | None) -> None:
         if word is not None:
+            barge_in = self.echo is not None and self._barge_in is not None and self.speaker.speaking
+            if barge_in and self._barge_in is not None:
+                self._stop_reply(word, self._barge_in)
             self._listening = True
             self.endpointer.start(look_back=True)  # a late firing must not cut the command's first word
             self._claim_utterance(word)
-            if self.check is not None and self.wake.continuous:  # ours: its audio is here to check
+            # Ours is checked by its audio's words; not over a reply, whose rest (what the canceller
+            # leaves of it) whisper hears with the wake word: there the guard has judged it.
+            if self.check is not None and self.wake.continuous and not barge_in:
                 audio = np.concatenate([frame.samples for frame in self._recent])
                 self._checking = asyncio.get_running_loop().create_task(self.check(audio, word))
                 self._checking.add_done_callback(lambda task: self._checked(task, word))
@@ -253,6 +283,15 @@ class Listener:
                 _LOGGER.info("Nothing heard after the wake word")
                 asyncio.get_running_loop().create_task(self.speaker.say(NOTHING_HEARD))
             self._done_listening()
+
+    def _stop_reply(self, word: str, barge_in: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """A person said the wake word over the reply: it stops now (not after the wake's check, which
+        takes longer than a person waits); the wake is then heard like any other."""
+        self.barge_ins += 1
+        _LOGGER.info("Wake word %s over the reply: stopping it", word)
+        task = asyncio.get_running_loop().create_task(barge_in())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def _woke(self, word: str) -> None:
         _LOGGER.info("Wake word %s", word)

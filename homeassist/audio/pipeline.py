@@ -6,8 +6,11 @@ word, the endpointer, dropping what is heard while the speaker plays, claims;
 :mod:`homeassist.audio.speculation`) and responding (transcribe, gate, handle, speak;
 :mod:`homeassist.audio.responding`). One task reads frames from the source and never waits for anything
 slow: an utterance is handed to a second task that transcribes it (in the transcriber's worker thread)
-and answers it, so capture goes on. While the speaker plays, frames are dropped (the assistant never
-answers itself). "stop" or "cancel" said after the wake word cuts a reply short. With ``[wake] words =
+and answers it, so capture goes on. While the speaker plays on the device beside the microphone, an
+echo guard (:mod:`homeassist.audio.echo`) takes the reply out of what is heard and drops the wake
+words of its echo: the assistant never wakes itself, and a person's wake word over the reply stops it
+(a barge-in). A loop whose reply plays elsewhere (a satellite's) drops what is heard while it plays.
+"stop" or "cancel" said after the wake word cuts a reply short. With ``[wake] words =
 []`` every utterance is a command.
 
 Acting at the first pause: a short pause in speech (``EARLY_TRANSCRIBE_S``) starts transcribing what was
@@ -45,6 +48,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from homeassist.audio.capture import AudioSource
+from homeassist.audio.echo import EchoGuard
 from homeassist.audio.endpoint import Endpointer
 from homeassist.audio.listening import ECHO_TAIL_S, NOTHING_HEARD, Listener
 from homeassist.audio.responding import HEARD_KEPT, NOT_UNDERSTOOD, Handle, Heard, Responder
@@ -54,6 +58,7 @@ from homeassist.audio.steps import VoiceEvent, VoiceHooks, VoiceStep
 from homeassist.audio.stt import SpeechTranscriber
 from homeassist.audio.wake import WakeWords
 from homeassist.audio.wake_check import WakeCheck
+from homeassist.audio.wake_engine import WakeDetector
 
 __all__ = [
     "EARLY_TRANSCRIBE_S",
@@ -88,6 +93,17 @@ class LoopChoices:
 
 #: Keeps what was heard, always waits for the trailing silence.
 DEFAULT_CHOICES = LoopChoices()
+
+
+def echo_guard(wake: WakeWords, speaker: Speaker) -> EchoGuard | None:
+    """An echo guard for a loop whose speaker plays on the output device beside its microphone (None
+    for a satellite's, whose reply plays there; without a device or a wake word; for a detector with
+    no twin)."""
+    if speaker.device is None or speaker.output is not None or not wake.enabled:
+        return None
+    if not isinstance(wake, WakeDetector):
+        return None
+    return EchoGuard(wake)
 
 
 class VoiceLoop:
@@ -125,6 +141,11 @@ class VoiceLoop:
         )
         #: The second check on each wake of ours (None: every firing counts).
         self.wake_check = WakeCheck(transcriber.words_heard) if choices.check_wake and wake.enabled else None
+        #: The reply's echo told from a person (only where the speaker plays on a device beside the
+        #: microphone, and the detector can have a twin).
+        self.echo = echo_guard(wake, speaker)
+        if self.echo is not None:
+            speaker.reference = self.echo
         self.listener = Listener(
             wake=wake,
             endpointer=endpointer,
@@ -134,6 +155,8 @@ class VoiceLoop:
             tell=self._tell,
             hand_over=self.responder.put,
             check=self.wake_check,
+            echo=self.echo,
+            barge_in=self.responder.interrupt,
         )
 
     async def run(self) -> None:
@@ -152,6 +175,9 @@ class VoiceLoop:
         """Stop capture, drop what is queued to say, and release the speech model's worker."""
         await self.source.close()
         await self.speaker.aclose()
+        if self.echo is not None:
+            self.speaker.reference = None
+            self.echo.close()
         if self._close_transcriber:
             await self.transcriber.aclose()
 

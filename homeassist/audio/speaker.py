@@ -75,6 +75,18 @@ class Output(Protocol):
         ...
 
 
+class PlayedAudio(Protocol):
+    """Told what the speaker plays on its output device (the voice loop's echo guard)."""
+
+    def playing(self, wav: bytes, at: float | None = None) -> None:
+        """A WAV starts playing now (or at ``at``, a time.monotonic())."""
+        ...
+
+    def stopped(self, at: float | None = None) -> None:
+        """What was playing stopped (the reply was cut short) now, or at ``at``."""
+        ...
+
+
 @dataclass
 class Spoken:
     """One spoken sentence: where its WAV went and how long it took (ms): ``synth``, ``ready`` (queued
@@ -138,6 +150,9 @@ class Speaker:
         self.device = device
         #: Where replies play instead of a device (a satellite), if anywhere.
         self.output = output
+        #: Told of each WAV as it starts playing on the device, and of a stop (the voice loop's
+        #: :class:`~homeassist.audio.echo.EchoGuard`: its reference of the reply's echo).
+        self.reference: PlayedAudio | None = None
         self.wav_dir = Path(audio.wav_dir).expanduser() if audio.wav_dir else None
         choice = choose_engine(tts)  # SpeakerError: engine = 'piper' without its voice
         if choice.why_not_piper:
@@ -179,6 +194,11 @@ class Speaker:
         """Load the engine's voice now, off the event loop (once per process: speakers share it), so
         the first reply does not wait for it; a voice that cannot load leaves espeak-ng speaking."""
         await self.engine.load()
+
+    @property
+    def audible(self) -> bool:
+        """Whether what is said is played anywhere a microphone may hear it (a device, an output)."""
+        return self.device is not None or self.output is not None
 
     @property
     def speaking(self) -> bool:
@@ -244,6 +264,8 @@ class Speaker:
         if self._process is not None and self._process.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 self._process.terminate()
+            if self.reference is not None:
+                self.reference.stopped()
         self._pending = 0
         self._idle.set()
 
@@ -337,6 +359,8 @@ class Speaker:
             *command, "-", stdin=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
         )
         self._deadline = time.monotonic() + bound + KILL_WAIT_S
+        if self.reference is not None:
+            self.reference.playing(wav)
         try:
             _, err = await asyncio.wait_for(process.communicate(wav), bound)
         except TimeoutError:

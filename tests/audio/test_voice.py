@@ -23,6 +23,7 @@ from homeassist.audio.capture import FRAME_SECONDS, AudioFrame, MicrophoneSource
 from homeassist.audio.pipeline import VoiceLoop
 from homeassist.audio.speaker import Speaker
 from homeassist.audio.stt import BackgroundTranscriber
+from homeassist.audio.synth import wav_seconds
 from homeassist.audio.voice import build_endpointer, build_wake, command_from_recording
 from homeassist.audio.wake import strip_wake_phrase
 from homeassist.config.loader import load_settings
@@ -125,19 +126,37 @@ async def test_nothing_heard_after_the_wake_word_gets_a_spoken_prompt(
     assert [s.text for s in loop.speaker.spoken] == ["Sorry, I didn't hear anything."]
 
 
-async def test_frames_are_dropped_while_the_speaker_plays(
-    clips: Clips, transcriber: BackgroundTranscriber, tmp_path: Path
-) -> None:
-    commands = Commands()
-    speaker = Speaker(TtsSettings(), AudioSettings(wav_dir=str(tmp_path)), device=None)
-    loop = VoiceLoop(
+class PlayedElsewhere:
+    """A satellite's speaker: each WAV plays there for about its length."""
+
+    async def play(self, wav: bytes) -> bool:
+        await asyncio.sleep(min(wav_seconds(wav) or 0.0, 2.0))
+        return True
+
+    @property
+    def playing(self) -> bool:
+        return False
+
+
+def quiet_loop(
+    clips: Clips, transcriber: BackgroundTranscriber, tmp_path: Path, speaker: Speaker
+) -> VoiceLoop:
+    return VoiceLoop(
         WavSource(write_pcm16(tmp_path / "x.wav", compose(WAKE_LEAD_S, clips.wake_command, 2.0, seed=8))),
         wake=build_wake(SETTINGS),
         endpointer=build_endpointer(SETTINGS),
         transcriber=transcriber,
         speaker=speaker,
-        handle=commands,
+        handle=Commands(),
     )
+
+
+async def test_frames_are_dropped_while_a_satellites_speaker_plays(
+    clips: Clips, transcriber: BackgroundTranscriber, tmp_path: Path
+) -> None:
+    speaker = Speaker(TtsSettings(engine="espeak-ng"), AudioSettings(), output=PlayedElsewhere())
+    loop = quiet_loop(clips, transcriber, tmp_path, speaker)
+    assert loop.echo is None  # its reply plays on the satellite, not beside a microphone of ours
     await speaker.say("A long reply that is still being spoken while the command is said.")
     assert loop.listener.muted(AudioFrame(np.zeros(1280, dtype=np.int16), time.monotonic()))
     await speaker.wait_idle(60)
@@ -148,6 +167,20 @@ async def test_frames_are_dropped_while_the_speaker_plays(
         "the end of the echo tail",
     )
     assert loop.dropped_while_speaking >= 1
+
+
+async def test_nothing_is_dropped_while_a_reply_that_plays_nowhere_is_spoken(
+    clips: Clips, transcriber: BackgroundTranscriber, tmp_path: Path
+) -> None:
+    """No device and no output: nothing can be heard of the reply, so the microphone is not muted (and
+    the wake word not reset after it, which would leave it deaf while it settles)."""
+    speaker = Speaker(TtsSettings(engine="espeak-ng"), AudioSettings(wav_dir=str(tmp_path)), device=None)
+    loop = quiet_loop(clips, transcriber, tmp_path, speaker)
+    await speaker.say("A long reply that is still being spoken while the command is said.")
+    assert speaker.speaking
+    assert not loop.listener.muted(AudioFrame(np.zeros(1280, dtype=np.int16), time.monotonic()))
+    await speaker.wait_idle(60)
+    assert loop.dropped_while_speaking == 0
 
 
 def test_a_recording_starting_with_the_wake_word_has_it_cut_off(

@@ -1,0 +1,232 @@
+"""The assistant's own voice told apart from a person's, while it speaks on the local output device.
+
+The local microphone hears the reply. Dropping what it hears meanwhile (as a satellite's loop still
+does) would leave a person no way to interrupt, so the voice loop goes on hearing, and the speaker hands
+each WAV it plays to an :class:`EchoGuard` as the player starts (``playing``). The guard runs a twin of
+the loop's wake word detector (``WakeDetector.sharing``) over that reference, in step with the
+microphone by the frames' capture times (``AudioFrame.at``), and notes when its score for a word came
+near the word's cutoff (``REFERENCE_SHARE`` of it). A firing of the microphone's detector up to
+``OWN_WINDOW_S`` after that is the assistant's own voice (its reply holds the wake word, or a word like
+it) and is dropped (:meth:`own`); any other firing while it speaks is a person speaking over it: a
+barge-in, which stops the reply.
+
+What the microphone's detector (and the endpointer) hear meanwhile is the microphone less the reply:
+speexdsp's echo canceller (``pyaec``, with its residual-echo suppression) takes the same reference.
+Without it, the reply drowns a person's wake word (``scripts/bench/wake``: the real "alexa" clips said
+over a reply). It runs only while a reply plays, or was playing within ``OWN_WINDOW_S``; where
+``pyaec`` cannot load, the guard still drops the echo's firings, and says once that it runs without.
+
+The reference leads its echo: it is handed over when the player starts, before the sound leaves the
+speaker and reaches the microphone, and the window covers the output's and the input's latency.
+The twin settles on silence when it is made, so a reply's first words are scored like any others;
+it rests (nothing is scored) once the reference has been silent for ``OWN_WINDOW_S``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import io
+import logging
+import threading
+import time
+import wave
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from wyoming.audio import AudioChunk, AudioChunkConverter
+
+from homeassist.audio.capture import FRAME_SAMPLES, FRAME_SECONDS, SAMPLE_RATE, AudioFrame
+from homeassist.audio.wake_engine import WakeDetector
+
+_LOGGER = logging.getLogger(__name__)
+
+#: How long after the reference neared a word a firing of the microphone counts as its echo: the
+#: output's latency (aplay's buffer), the room, the input's latency, and the detectors' own lag.
+OWN_WINDOW_S = 1.5
+#: The share of a word's cutoff at which the reference's score counts as holding the word: lower than
+#: the cutoff, since the room may make the echo score higher than the clean reference.
+REFERENCE_SHARE = 0.5
+#: The twin's own cutoff: never reached (what counts is its score against ``REFERENCE_SHARE``).
+_NEVER = 0.99999
+#: Silence fed to the twin when it is made, so that it scores from a reply's first frame.
+_SETTLE_S = 2.5
+#: The echo canceller's step (10 ms, speexdsp's usual frame) and the echo path it can model: the
+#: output's and input's latency and the room's reverberation (longer cancels later echoes, converges
+#: slower).
+CANCEL_STEP = 160
+CANCEL_TAIL_S = 0.256
+
+
+def wav_to_16k(wav: bytes) -> npt.NDArray[np.int16]:
+    """A WAV's samples as 16 kHz mono int16 (empty when it is no WAV)."""
+    try:
+        with wave.open(io.BytesIO(wav)) as reading:
+            rate, width, channels = reading.getframerate(), reading.getsampwidth(), reading.getnchannels()
+            data = reading.readframes(reading.getnframes())
+    except (wave.Error, EOFError):
+        return np.zeros(0, dtype=np.int16)
+    if not data:  # a streamed WAV (espeak-ng's) may say it holds no frames: take the bytes after its header
+        start = wav.find(b"data", 12)
+        data = wav[start + 8 :] if start >= 0 else b""
+        data = data[: len(data) - len(data) % (width * channels)]
+    chunk = AudioChunk(rate=rate, width=width, channels=channels, audio=data)
+    converted = AudioChunkConverter(rate=SAMPLE_RATE, width=2, channels=1).convert(chunk)
+    return np.frombuffer(converted.audio, dtype="<i2").astype(np.int16)
+
+
+def _speex() -> Any | None:
+    """pyaec's library (speexdsp's echo canceller), or None where it cannot load."""
+    try:
+        import pyaec  # prints and leaves ``lib`` None when its library does not load
+    except (ImportError, OSError, AttributeError):
+        return None
+    return getattr(pyaec, "lib", None)
+
+
+class EchoCanceller:
+    """speexdsp's echo canceller over 80 ms frames (in ``CANCEL_STEP`` steps): the microphone less
+    what the reference makes of it, adapting to the room as it goes."""
+
+    def __init__(self, lib: Any) -> None:
+        self._lib = lib
+        self._handle = lib.AecNew(CANCEL_STEP, round(CANCEL_TAIL_S * SAMPLE_RATE), SAMPLE_RATE, True)
+        if not self._handle:
+            raise RuntimeError("speexdsp's echo canceller could not be made")
+        self._int16 = ctypes.POINTER(ctypes.c_int16)
+
+    def cancel(self, mic: npt.NDArray[np.int16], reference: npt.NDArray[np.int16]) -> npt.NDArray[np.int16]:
+        mic = np.ascontiguousarray(mic, dtype=np.int16)
+        reference = np.ascontiguousarray(reference, dtype=np.int16)
+        out = np.empty_like(mic)
+        for at in range(0, len(mic) - CANCEL_STEP + 1, CANCEL_STEP):
+            self._lib.AecCancelEcho(
+                self._handle,
+                mic[at:].ctypes.data_as(self._int16),
+                reference[at:].ctypes.data_as(self._int16),
+                out[at:].ctypes.data_as(self._int16),
+                CANCEL_STEP,
+            )
+        return out
+
+    def close(self) -> None:
+        if self._handle:
+            self._lib.AecDestroy(self._handle)
+            self._handle = None
+
+
+class EchoGuard:
+    """Tells the microphone's wake word firings that echo the reply from a person's (see module doc)."""
+
+    def __init__(self, detector: WakeDetector, *, cancel: bool = True) -> None:
+        """``cancel``: take the reply out of what the microphone hears (when pyaec loads)."""
+        lib = _speex() if cancel else None
+        if cancel and lib is None:
+            _LOGGER.info(
+                "No echo canceller (pyaec does not load; pip install 'homeassist[audio]'): a wake word "
+                "said over a reply may not be heard"
+            )
+        #: Takes the reply out of the microphone's audio (None: heard as it is).
+        self.canceller = EchoCanceller(lib) if lib is not None else None
+        #: The twin that hears the reference (made by ``sharing``: its own models and state).
+        self.detector = detector.sharing()
+        self._cutoffs = {word: self._cutoff(detector, word) * REFERENCE_SHARE for word in detector.words}
+        self.detector.threshold = _NEVER  # its scores are read; its own firings would only fill the log
+        self._lock = threading.Lock()
+        #: What plays: each WAV's 16 kHz samples and when it started (time.monotonic()).
+        self._plays: list[tuple[float, npt.NDArray[np.int16]]] = []
+        #: The capture time up to which the reference has been scored.
+        self._scored_to: float | None = None
+        #: Until when a firing of the microphone counts as the reply's echo.
+        self._own_until = float("-inf")
+        #: Firings dropped as the assistant's own voice.
+        self.own_wakes = 0
+        silence = AudioFrame(np.zeros(FRAME_SAMPLES, dtype=np.int16), 0.0)
+        for _ in range(round(_SETTLE_S / FRAME_SECONDS)):
+            self.detector.process(silence)
+
+    @staticmethod
+    def _cutoff(detector: WakeDetector, word: str) -> float:
+        cutoff = getattr(detector, "cutoff", None)
+        if callable(cutoff):
+            return float(cutoff(word))
+        return float(detector.threshold or 0.5)
+
+    # --- the speaker's side (the event loop) --------------------------------------------------------
+
+    def playing(self, wav: bytes, at: float | None = None) -> None:
+        """A WAV starts playing now, or at ``at`` (the speaker calls this as its player starts)."""
+        samples = wav_to_16k(wav)
+        if not len(samples):
+            return
+        with self._lock:
+            self._plays.append((time.monotonic() if at is None else at, samples))
+
+    def stopped(self, at: float | None = None) -> None:
+        """The reply was cut short (now, or at ``at``): what was left of it is not heard."""
+        now = time.monotonic() if at is None else at
+        with self._lock:
+            self._plays = [
+                (start, samples[: max(0, round((now - start) * SAMPLE_RATE))])
+                for start, samples in self._plays
+            ]
+
+    # --- the microphone's side (the listener's worker thread) ---------------------------------------
+
+    def hear(self, frame: AudioFrame) -> AudioFrame:
+        """The frame to hear: the microphone less the reply, while one plays. The reference over the
+        frame's span is scored meanwhile (called for every frame heard, in order)."""
+        reference = self._reference(frame)
+        if reference is None:
+            return frame
+        self.detector.process(AudioFrame(reference, frame.at))
+        scores = self.detector.scores
+        if any(scores.get(word, 0.0) >= cutoff for word, cutoff in self._cutoffs.items()):
+            self._own_until = frame.at + OWN_WINDOW_S
+        if self.canceller is None:
+            return frame
+        return AudioFrame(self.canceller.cancel(frame.samples, reference), frame.at)
+
+    def _reference(self, frame: AudioFrame) -> npt.NDArray[np.int16] | None:
+        """What played over this frame's span (None: nothing has, within ``OWN_WINDOW_S``)."""
+        end = frame.at
+        begin = end - FRAME_SECONDS
+        with self._lock:
+            plays = self._plays = [
+                (start, samples)
+                for start, samples in self._plays
+                if start + len(samples) / SAMPLE_RATE + OWN_WINDOW_S > begin
+            ]
+            if not plays:
+                self._scored_to = None
+                return None
+            if self._scored_to is not None and begin < self._scored_to:
+                begin = self._scored_to  # contiguous with the last frame scored
+            reference = np.zeros(FRAME_SAMPLES, dtype=np.int32)
+            for start, samples in plays:
+                first = round((begin - start) * SAMPLE_RATE)
+                lo, hi = max(first, 0), min(first + FRAME_SAMPLES, len(samples))
+                if hi > lo:
+                    reference[lo - first : hi - first] += samples[lo:hi]
+            self._scored_to = begin + FRAME_SECONDS
+        return np.clip(reference, -32768, 32767).astype(np.int16)
+
+    def own(self, frame: AudioFrame) -> bool:
+        """Whether a firing of the microphone's detector on this frame is the reply's echo."""
+        if frame.at <= self._own_until:
+            self.own_wakes += 1
+            return True
+        return False
+
+    @property
+    def active(self) -> bool:
+        """Whether a reply is playing or was playing within ``OWN_WINDOW_S``."""
+        return bool(self._plays)
+
+    def close(self) -> None:
+        """Release the twin's models and the canceller."""
+        close = getattr(self.detector, "close", None)
+        if callable(close):
+            close()
+        if self.canceller is not None:
+            self.canceller.close()

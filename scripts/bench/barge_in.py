@@ -1,0 +1,330 @@
+"""The local microphone while the assistant speaks (issue 36's barge-in figures), both engines.
+
+The room is a stand-in (no sound card here): each reply as it played, ``delay`` later at ``gain`` of its
+level, with a short reverberant tail, resampled by numpy (not by the guard's converter), over the real
+kitchen noise (``../shared/voice/noise``). The microphone's frames go through the daemon's
+``EchoGuard`` as the voice loop's do, with its echo canceller (speexdsp) and without it.
+
+1. Own replies: sentences that say each wake word (Piper's voice and espeak-ng's), in two rooms. How many
+   times the microphone's detector fires on the echo heard as it is, and how many firings count as a
+   wake through the guard (target 0).
+2. Barge-in: real recordings of the wake words (``../shared/voice``) said 2.5 s into a long reply, in the
+   same rooms: how many are heard through the guard, with and without the canceller; how long after the
+   word's end the detector fired.
+3. The reply stopped: from ``Speaker.stop`` to the player gone (a fake ``aplay`` that plays for the WAV's
+   length), and the whole path (the word's end to the reply stopped: fired + stop), p50 (target 0.5 s).
+4. What the guard costs while a reply plays (% of one core; nothing when none plays).
+
+Run: ``scripts/bench/barge_in [--quick] [--json PATH]``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import stat
+import sys
+import tempfile
+import time
+import wave
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from harness.figures import figures, table
+from harness.runner import bench_parser, verdict, write_json
+
+from homeassist.audio.capture import FRAME_SAMPLES, FRAME_SECONDS, SAMPLE_RATE, AudioFrame, read_wav
+from homeassist.audio.echo import EchoGuard
+from homeassist.audio.speaker import Speaker
+from homeassist.audio.synth import choose_engine
+from homeassist.audio.wake import wake_phrase
+from homeassist.audio.wake_engine import WakeDetector, build_detector
+from homeassist.config.speech import ENGINE_WORDS, AudioSettings, TtsSettings, WakeSettings
+
+ROOT = Path(__file__).resolve().parents[2]
+VOICE_DIR = ROOT.parent / "shared" / "voice"
+ENGINES = ("micro", "openwakeword")
+WORDS = ("alexa", "hey_jarvis", "okay_nabu", "hey_mycroft")
+#: (name, delay s, gain): near the speaker and a little off it; a far, loud one.
+ROOMS = (("near", 0.04, 0.5), ("far-loud", 0.12, 1.0))
+NOISE_GAIN = 0.2
+#: When each reply starts in its run: past the settling of a fresh detector (2 s for openWakeWord).
+PLAYS_AT = 2.5
+SAID_INTO_S = 2.5
+LONG_REPLY = (
+    "The weather today is mostly sunny with a light breeze from the west, and later in the evening some "
+    "clouds will come in from the sea, with a little rain after midnight and a cool start tomorrow."
+)
+#: The stop path's fake player: plays for the WAV's length, as a sound card does.
+SLEEPING_APLAY = """#!{python} -S
+import io, sys, time, wave
+data = sys.stdin.buffer.read()
+with wave.open(io.BytesIO(data)) as w:  # a streamed WAV's header holds no true length: its bytes do
+    rate = w.getframerate() * w.getsampwidth() * w.getnchannels()
+time.sleep((len(data) - data.find(b"data", 12) - 8) / rate)
+"""
+Samples = np.ndarray
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def own_replies() -> list[str]:
+    replies = []
+    for word in WORDS:
+        phrase = wake_phrase(word).capitalize()
+        replies.append(f"{phrase}. I heard {phrase.lower()}, and I am here.")
+    replies.append("You can say Alexa, or hey Jarvis, or okay Nabu, or hey Mycroft when you need me.")
+    return replies
+
+
+async def synthesized(texts: list[str], engine: str) -> list[bytes]:
+    speaker = Speaker(TtsSettings(engine=engine), AudioSettings(), device=None)  # type: ignore[arg-type]
+    await speaker.load()
+    return [await speaker.synthesize(text) for text in texts]
+
+
+def played(wav: bytes) -> Samples:
+    with wave.open(io.BytesIO(wav)) as reading:
+        rate = reading.getframerate()
+        samples = np.frombuffer(reading.readframes(reading.getnframes()), dtype="<i2").astype(np.float64)
+    if not len(samples):  # espeak-ng's streamed header
+        start = wav.find(b"data", 12) + 8
+        samples = np.frombuffer(wav[start : len(wav) - (len(wav) - start) % 2], dtype="<i2").astype(
+            np.float64
+        )
+    times = np.arange(round(len(samples) * SAMPLE_RATE / rate)) / SAMPLE_RATE
+    return np.interp(times, np.arange(len(samples)) / rate, samples)
+
+
+def room(wav: bytes, delay: float, gain: float, seed: int) -> Samples:
+    response = np.zeros(round(0.25 * SAMPLE_RATE))
+    at = round(delay * SAMPLE_RATE)
+    response[at] = gain
+    tail = np.random.default_rng(seed).normal(0, 1, 1600) * np.exp(-np.arange(1600) / 400) * 0.05 * gain
+    response[at + 1 : at + 1 + len(tail)] += tail
+    echo = np.convolve(played(wav), response)
+    heard = np.zeros(round(PLAYS_AT * SAMPLE_RATE) + len(echo) + 2 * SAMPLE_RATE)
+    heard[round(PLAYS_AT * SAMPLE_RATE) :][: len(echo)] += echo
+    return heard
+
+
+def with_noise(audio: Samples, noise: Samples, offset: int) -> Samples:
+    floor = np.resize(np.roll(noise, -offset), len(audio)) * NOISE_GAIN
+    return np.clip(audio + floor, -32768, 32767).astype(np.int16)
+
+
+_CLOCK = [0.0]
+
+
+def listen(
+    mic: Samples, detector: WakeDetector, guard: EchoGuard | None, wav: bytes
+) -> tuple[list[tuple[str, float, bool]], float]:
+    """Firings (word, time into ``mic``, counted as own) of a fresh detector on what the guard lets it
+    hear, and the guard's CPU seconds. Each run's frames come later than the last's (one guard hears
+    several runs, as the daemon's hears reply after reply)."""
+    detector.reset()
+    base = _CLOCK[0]
+    _CLOCK[0] += len(mic) / SAMPLE_RATE + 10.0
+    if guard is not None:
+        guard.playing(wav, at=base + PLAYS_AT)
+    fired, cpu = [], 0.0
+    for number in range(len(mic) // FRAME_SAMPLES):
+        samples = mic[number * FRAME_SAMPLES : (number + 1) * FRAME_SAMPLES]
+        frame = AudioFrame(samples, base + (number + 1) * FRAME_SECONDS)
+        if guard is not None:
+            started = time.process_time()
+            frame = guard.hear(frame)
+            cpu += time.process_time() - started
+        word = detector.process(frame)
+        if word is not None:
+            fired.append((word, frame.at - base, guard.own(frame) if guard is not None else False))
+    return fired, cpu
+
+
+def real_clips(quick: bool) -> dict[str, list[Samples]]:
+    clips: dict[str, list[Samples]] = {}
+    alexa = sorted((VOICE_DIR / "alexa").glob("*.wav"), key=lambda p: int(p.stem))
+    clips["alexa"] = [read_wav(p) for p in (alexa[:12] if quick else alexa)]
+    for word in WORDS[1:]:
+        paths = sorted((VOICE_DIR / "wake").glob(f"{word}*.wav"))
+        if paths:
+            clips[word] = [read_wav(p) for p in paths]
+    return clips
+
+
+def trimmed(clip: Samples) -> Samples:
+    loud = np.flatnonzero(np.abs(clip) > 300)
+    return clip[loud[0] : loud[-1] + 1] if len(loud) else clip
+
+
+async def stop_path(runs: int, directory: Path) -> list[float]:
+    """Seconds from ``Speaker.stop`` to the player gone, with a player that plays for the WAV's length."""
+    bin_dir = directory / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "aplay"
+    script.write_text(SLEEPING_APLAY.format(python=sys.executable), encoding="utf-8")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    os.environ["PATH"] = f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+    speaker = Speaker(TtsSettings(engine="espeak-ng"), AudioSettings(), device="default")
+    seconds = []
+    try:
+        for _ in range(runs):
+            await speaker.say(LONG_REPLY)
+            for _ in range(400):
+                process = speaker._process  # the player, once it runs
+                if process is not None:
+                    break
+                await asyncio.sleep(0.01)
+            else:
+                raise RuntimeError("the fake aplay never started")
+            await asyncio.sleep(0.3)
+            started = time.perf_counter()
+            await speaker.stop()
+            await process.wait()
+            seconds.append(time.perf_counter() - started)
+            await speaker.wait_idle(10)
+    finally:
+        await speaker.aclose()
+    return seconds
+
+
+async def bench(args: Any) -> dict[str, Any]:
+    noise = read_wav(VOICE_DIR / "noise" / "kitchen.wav").astype(np.float64)
+    engines_tts = ["espeak-ng"] + ([] if choose_engine(TtsSettings()).why_not_piper else ["piper"])
+    results: dict[str, Any] = {"tts": engines_tts, "rooms": [list(r) for r in ROOMS]}
+    detectors = {e: build_detector(WakeSettings(words=list(WORDS), engine=e)) for e in ENGINES}
+
+    # 1. own replies
+    own: dict[str, Any] = {}
+    texts = own_replies()
+    for tts in engines_tts:
+        wavs = await synthesized(texts, tts)
+        for engine in ENGINES:
+            raw = guarded = cancelled = n = 0
+            for _, delay, gain in ROOMS:  # a guard per room: its canceller adapts to that room
+                guard_plain = EchoGuard(detectors[engine], cancel=False)
+                guard_aec = EchoGuard(detectors[engine])
+                for number, wav in enumerate(wavs):
+                    mic = with_noise(room(wav, delay, gain, number), noise, number * 7919)
+                    n += 1
+                    raw += len(listen(mic, detectors[engine], None, wav)[0])
+                    guarded += sum(not own for *_, own in listen(mic, detectors[engine], guard_plain, wav)[0])
+                    cancelled += sum(not own for *_, own in listen(mic, detectors[engine], guard_aec, wav)[0])
+            own[f"{tts}/{engine}"] = {
+                "replies": n,
+                "fired_raw": raw,
+                "wakes_guard": guarded,
+                "wakes_guard_aec": cancelled,
+            }
+        log(f"own replies by {tts} done")
+    results["own"] = own
+
+    # 2. barge-in, real clips over a long reply (Piper's where it is set up)
+    reply = (await synthesized([LONG_REPLY], engines_tts[-1]))[0]
+    barge: dict[str, Any] = {}
+    latency: list[float] = []
+    guard_cpu = audio_s = 0.0
+    for word, clips in real_clips(args.quick).items():
+        for engine in ENGINES:
+            if word not in ENGINE_WORDS[engine]:
+                continue
+            detector = build_detector(WakeSettings(words=[word], engine=engine))
+            for name, delay, gain in ROOMS:
+                guards = {True: EchoGuard(detector), False: EchoGuard(detector, cancel=False)}
+                echo = room(reply, delay, gain, 1)
+                heard = {True: 0, False: 0}
+                for number, clip in enumerate(clips):
+                    person = trimmed(clip).astype(np.float64)
+                    start = round((PLAYS_AT + SAID_INTO_S) * SAMPLE_RATE)
+                    audio = np.zeros(max(len(echo), start + len(person) + SAMPLE_RATE))
+                    audio[: len(echo)] += echo
+                    audio[start : start + len(person)] += person
+                    mic = with_noise(audio, noise, number * 104729)
+                    end_s = (start + len(person)) / SAMPLE_RATE
+                    for cancel, guard in guards.items():
+                        fired, cpu = listen(mic, detector, guard, reply)
+                        if cancel:
+                            guard_cpu, audio_s = guard_cpu + cpu, audio_s + len(mic) / SAMPLE_RATE
+                        ours = [
+                            at
+                            for w, at, own in fired
+                            if w == word and not own and at >= PLAYS_AT + SAID_INTO_S
+                        ]
+                        heard[cancel] += bool(ours)
+                        if cancel and ours and engine == "micro":
+                            latency.append(max(0.0, ours[0] - end_s))
+                barge[f"{word}/{engine}/{name}"] = {
+                    "N": len(clips),
+                    "heard_aec": heard[True],
+                    "heard_plain": heard[False],
+                }
+        log(f"barge-in {word} done")
+    results["barge_in"] = barge
+    results["fired_after_end_s"] = {k: round(v, 3) for k, v in figures(latency).items()}
+    results["guard_cpu_percent"] = round(100 * guard_cpu / audio_s, 2) if audio_s else None
+
+    # 3. the stop path
+    with tempfile.TemporaryDirectory(prefix="bench-barge-") as tmp:
+        stops = await stop_path(5 if args.quick else 20, Path(tmp))
+    results["stop_s"] = {k: round(v, 3) for k, v in figures(stops).items()}
+    results["reply_stopped_p50_s"] = round(results["fired_after_end_s"]["p50"] + results["stop_s"]["p50"], 3)
+    return results
+
+
+def report(r: dict[str, Any]) -> None:
+    rooms = ", ".join(f"{n}: {d * 1000:.0f} ms, gain {g}" for n, d, g in r["rooms"])
+    print(f"\n1. own replies that say the wake words (rooms {rooms}; kitchen noise)")
+    table(
+        ["voice/engine", "replies", "fired on the echo", "wakes (guard)", "wakes (guard + canceller)"],
+        [
+            [k, str(v["replies"]), str(v["fired_raw"]), str(v["wakes_guard"]), str(v["wakes_guard_aec"])]
+            for k, v in r["own"].items()
+        ],
+    )
+    wakes = sum(v["wakes_guard_aec"] for v in r["own"].values())
+    print(f"   own reply never wakes (guard + canceller): {wakes} wakes  {verdict(wakes == 0)}")
+    print(f"\n2. real wake words said {SAID_INTO_S} s into a reply: heard through the guard")
+    table(
+        ["word/engine/room", "N", "with the canceller", "without"],
+        [
+            [
+                k,
+                str(v["N"]),
+                f"{v['heard_aec']} ({100 * v['heard_aec'] / v['N']:.0f} %)",
+                str(v["heard_plain"]),
+            ]
+            for k, v in r["barge_in"].items()
+        ],
+    )
+    f, s = r["fired_after_end_s"], r["stop_s"]
+    print(f"\n3. the reply stopped (microWakeWord, with the canceller; n {f['n']} firings, {s['n']} stops)")
+    table(
+        ["step", "p50 s", "p95 s", "max s"],
+        [
+            ["word's end -> fired", f"{f['p50']:.3f}", f"{f['p95']:.3f}", f"{f['max']:.3f}"],
+            ["Speaker.stop -> player gone", f"{s['p50']:.3f}", f"{s['p95']:.3f}", f"{s['max']:.3f}"],
+        ],
+    )
+    p50 = r["reply_stopped_p50_s"]
+    print(f"   word's end -> reply stopped, p50 {p50:.3f} s (target 0.5 s)  {verdict(p50 <= 0.5)}")
+    print(f"\n4. the guard while a reply plays (twin + canceller): {r['guard_cpu_percent']} % of one core")
+
+
+def main() -> int:
+    parser = bench_parser(__doc__)
+    parser.add_argument(
+        "--quick", action="store_true", help="12 alexa clips, 5 stops: checks the bench works"
+    )
+    args = parser.parse_args()
+    results = asyncio.run(bench(args))
+    report(results)
+    write_json(args.json, results)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

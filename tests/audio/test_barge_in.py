@@ -1,0 +1,293 @@
+"""The local microphone while the assistant speaks: its own reply never wakes it, and a person's wake word
+over the reply stops it and is heard.
+
+No sound card here, so the room is a stand-in on both ends. ``aplay`` is a fake first on PATH that keeps
+each WAV it is given, named by when it started (``time.monotonic_ns()``: the same clock as ours), plays it
+for its length and notes when it was stopped. The microphone (:class:`RoomMicrophone`) delivers frames
+at a sound card's pace: the real kitchen noise, what the test has a person say, and the echo of every WAV
+the fake ``aplay`` played, 70 ms after it started, at 0.35 of its level (resampled by numpy, not by the
+guard's converter). The reply is Piper's, as a user hears it; the wake word is a real person's "alexa"
+(``../shared/voice``) on the default engine, with its second check.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import stat
+import sys
+import time
+import wave
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from homeassist.audio.capture import FRAME_SAMPLES, FRAME_SECONDS, SAMPLE_RATE, AudioFrame, read_wav
+from homeassist.audio.pipeline import LoopChoices, VoiceLoop
+from homeassist.audio.speaker import Speaker
+from homeassist.audio.steps import VoiceEvent, VoiceHooks, VoiceStep
+from homeassist.audio.stt import BackgroundTranscriber
+from homeassist.audio.synth import choose_engine
+from homeassist.audio.voice import build_endpointer, build_wake
+from homeassist.config.loader import load_settings
+from homeassist.config.speech import AudioSettings, SttSettings, TtsSettings
+from homeassist.messages import Intent, Reply
+from tests.audio.conftest import STT_TIME_LIMIT_S, WAKE_LEAD_S, Samples
+from tests.audio.test_voice_check import spoken
+from tests.conftest import wait_until_async
+
+VOICE = Path(__file__).resolve().parents[3] / "shared" / "voice"
+pytestmark = [
+    pytest.mark.timeout(300),
+    pytest.mark.skipif(
+        not (VOICE / "alexa").is_dir(), reason=f"no real recordings at {VOICE} (../shared is absent)"
+    ),
+]
+
+#: ``aplay`` as a speaker in a room: keeps what it plays and when, for the microphone's echo.
+ROOM_APLAY = """#!{python} -S
+import io, os, signal, sys, time, wave
+data = sys.stdin.buffer.read()
+start = time.monotonic_ns()
+name = os.path.join({spool!r}, str(start))
+def stopped(*_):
+    with open(name + ".stop", "w") as f:
+        f.write(str(time.monotonic_ns()))
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGTERM)
+signal.signal(signal.SIGTERM, stopped)
+with open(name + ".part", "wb") as f:
+    f.write(data)
+os.rename(name + ".part", name + ".wav")
+with wave.open(io.BytesIO(data)) as w:  # a streamed WAV's header holds no true length: its bytes do
+    rate = w.getframerate() * w.getsampwidth() * w.getnchannels()
+time.sleep((len(data) - data.find(b"data", 12) - 8) / rate)
+"""
+ECHO_DELAY_S = 0.07
+ECHO_GAIN = 0.35
+NOISE_GAIN = 0.2
+
+#: A reply that says the wake word, twice.
+OWN_REPLY = "Alexa is my name. Say Alexa when you need me."
+#: A reply to speak over: a short sentence, then a long one (about 7 s).
+LONG_REPLY = (
+    "Here is the weather.",
+    "Today is mostly sunny with a light breeze from the west, and later in the evening some clouds "
+    "will come in from the sea, with a little rain after midnight.",
+)
+
+
+class RoomMicrophone:
+    """Frames at a sound card's pace: noise, what a person says, and the echo of what ``aplay`` played."""
+
+    def __init__(self, spool: Path) -> None:
+        self.spool = spool
+        self.noise = read_wav(VOICE / "noise" / "kitchen.wav").astype(np.float64) * NOISE_GAIN
+        self._said: list[tuple[float, npt.NDArray[np.float64]]] = []
+        self._played: dict[str, tuple[float, npt.NDArray[np.float64]]] = {}
+        self._closed = asyncio.Event()
+        self.heard_to = 0.0
+
+    @property
+    def overflows(self) -> int:
+        return 0
+
+    def say(self, audio: Samples, at: float) -> float:
+        """A person says ``audio`` from ``at`` (time.monotonic()); when it ends."""
+        self._said.append((at, audio.astype(np.float64)))
+        return at + len(audio) / SAMPLE_RATE
+
+    def plays(self) -> list[tuple[float, float, float | None]]:
+        """What was played: (start, length in seconds, when it was stopped or None)."""
+        self._scan()
+        return [
+            (start, len(samples) / SAMPLE_RATE, self._stop(name))
+            for name, (start, samples) in self._played.items()
+        ]
+
+    def _stop(self, name: str) -> float | None:
+        path = self.spool / f"{name}.stop"
+        return int(path.read_text(encoding="utf-8")) / 1e9 if path.exists() else None
+
+    def _scan(self) -> None:
+        for path in self.spool.glob("*.wav"):
+            if path.stem in self._played:
+                continue
+            with wave.open(str(path)) as reading:
+                rate = reading.getframerate()
+                played = np.frombuffer(reading.readframes(reading.getnframes()), dtype="<i2").astype(
+                    np.float64
+                )
+            times = np.arange(round(len(played) * SAMPLE_RATE / rate)) / SAMPLE_RATE
+            self._played[path.stem] = (
+                int(path.stem) / 1e9,
+                np.interp(times, np.arange(len(played)) / rate, played),
+            )
+
+    def _span(self, begin: float) -> Samples:
+        audio = np.resize(self.noise[round(begin * SAMPLE_RATE) % len(self.noise) :], FRAME_SAMPLES).copy()
+        self._scan()
+        sources = list(self._said)
+        for name, (start, samples) in self._played.items():
+            stop = self._stop(name)
+            if stop is not None:
+                samples = samples[: max(0, round((stop - start) * SAMPLE_RATE))]
+            sources.append((start + ECHO_DELAY_S, samples * ECHO_GAIN))
+        for start, samples in sources:
+            first = round((begin - start) * SAMPLE_RATE)
+            lo, hi = max(first, 0), min(first + FRAME_SAMPLES, len(samples))
+            if hi > lo:
+                audio[lo - first : hi - first] += samples[lo:hi]
+        return np.clip(np.round(audio), -32768, 32767).astype(np.int16)
+
+    async def frames(self) -> AsyncIterator[AudioFrame]:
+        at = time.monotonic()
+        while not self._closed.is_set():
+            at += FRAME_SECONDS
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._closed.wait(), max(0.0, at - time.monotonic()))
+            self.heard_to = at
+            yield AudioFrame(self._span(at - FRAME_SECONDS), at)
+
+    async def close(self) -> None:
+        self._closed.set()
+
+
+class Replies:
+    """Stands where the Assistant would: records what it was asked; answers the first with ``reply``
+    (sentence by sentence, as a model's answer is spoken), the others with "Done."."""
+
+    def __init__(self, reply: tuple[str, ...]) -> None:
+        self.reply = reply
+        self.texts: list[str] = []
+
+    async def __call__(self, text: str, speak: Callable[[str], Awaitable[None]]) -> Reply:
+        self.texts.append(text)
+        sentences = self.reply if len(self.texts) == 1 else ("Done.",)
+        for sentence in sentences:
+            await speak(sentence)
+        return Reply(text=" ".join(sentences), request=text, intent=Intent("general", 1.0), path="model")
+
+
+@pytest.fixture(scope="module")
+def transcriber(tmp_path_factory: pytest.TempPathFactory) -> BackgroundTranscriber:
+    if why_not := choose_engine(TtsSettings()).why_not_piper:
+        pytest.skip(f"the reply is Piper's here: {why_not}")
+    stt = BackgroundTranscriber(
+        SttSettings(time_limit_s=STT_TIME_LIMIT_S), language="en", state_dir=tmp_path_factory.mktemp("state")
+    )
+    stt.transcribe_blocking(np.zeros(1600, dtype=np.int16))
+    return stt
+
+
+def alexa() -> Samples:
+    wake = read_wav(VOICE / "alexa" / "0.wav")
+    loud = np.flatnonzero(np.abs(wake) > 300)
+    return wake[loud[0] : loud[-1] + 1]  # its own leading and trailing quiet cut
+
+
+class Room:
+    """A voice loop on the room's microphone and the fake ``aplay``, running."""
+
+    def __init__(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reply: tuple[str, ...]) -> None:
+        bin_dir, self.spool = tmp_path / "bin", tmp_path / "spool"
+        bin_dir.mkdir()
+        self.spool.mkdir()
+        script = bin_dir / "aplay"
+        script.write_text(ROOM_APLAY.format(python=sys.executable, spool=str(self.spool)), encoding="utf-8")
+        script.chmod(script.stat().st_mode | stat.S_IXUSR)
+        monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+        # The defaults but the word (a real person's "alexa"): microWakeWord, with the second check.
+        settings = load_settings(env={"HOMEASSIST_WAKE__WORDS": '["alexa"]'}).settings
+        self.mic = RoomMicrophone(self.spool)
+        self.replies = Replies(reply)
+        self.events: list[VoiceEvent] = []
+        self.speaker = Speaker(settings.tts, AudioSettings(), device="default")
+        self.settings = settings
+        self.tmp_path = tmp_path
+
+    async def start(self, transcriber: BackgroundTranscriber) -> VoiceLoop:
+        await self.speaker.load()
+        self.loop = VoiceLoop(
+            self.mic,
+            wake=build_wake(self.settings),
+            endpointer=build_endpointer(self.settings),
+            transcriber=transcriber,
+            speaker=self.speaker,
+            handle=self.replies,
+            choices=LoopChoices(check_wake=True),
+            close_transcriber=False,
+            hooks=VoiceHooks(on_event=self.events.append),
+        )
+        self.task = asyncio.create_task(self.loop.run())
+        return self.loop
+
+    def wakes(self) -> int:
+        return [event.step for event in self.events].count(VoiceStep.WAKE)
+
+    async def command(self, words: str, at: float) -> float:
+        """A person says the wake word and ``words`` from ``at``; when they stop."""
+        end = self.mic.say(alexa(), at)
+        return self.mic.say(spoken(words, self.tmp_path / words.replace(" ", "-")), end + 0.3)
+
+    async def close(self) -> None:
+        await self.loop.aclose()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait_for(self.task, 30)
+
+
+async def test_its_own_reply_saying_the_wake_word_does_not_wake_it(
+    transcriber: BackgroundTranscriber, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    room = Room(tmp_path, monkeypatch, (OWN_REPLY,))
+    loop = await room.start(transcriber)
+    try:
+        assert loop.echo is not None and loop.echo.canceller is not None
+        await room.command("turn on the kitchen light", time.monotonic() + WAKE_LEAD_S)
+        await wait_until_async(lambda: room.replies.texts, 120, "the first command answered")
+        await wait_until_async(lambda: len(room.mic.plays()) >= 2, 60, "the reply playing")  # tone, reply
+        await wait_until_async(lambda: not room.speaker.speaking, 60, "the reply played to its end")
+        ended = time.monotonic()
+        await wait_until_async(lambda: room.mic.heard_to > ended + 2.0, 60, "two seconds heard after it")
+        await loop.listener.checked()
+        # The echo said "Alexa" twice; nothing woke, nothing was asked, the reply was not cut.
+        assert room.wakes() == 1 and len(room.replies.texts) == 1, (room.events, room.replies.texts)
+        assert loop.listener.barge_ins == 0 and not loop.listening
+        assert all(stop is None for _, _, stop in room.mic.plays())
+    finally:
+        await room.close()
+
+
+async def test_the_wake_word_over_the_reply_stops_it_and_its_command_is_heard(
+    transcriber: BackgroundTranscriber, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    room = Room(tmp_path, monkeypatch, LONG_REPLY)
+    loop = await room.start(transcriber)
+    try:
+        await room.command("turn on the kitchen light", time.monotonic() + WAKE_LEAD_S)
+        # The tone, the short sentence, then the long one: said 2.5 s into it (the canceller has heard
+        # the reply for a while by then, as it has in a room it has spoken in before).
+        await wait_until_async(lambda: len(room.mic.plays()) >= 3, 120, "the reply's long sentence playing")
+        wake_at = max(start for start, _, _ in room.mic.plays()) + 2.5
+        await room.command("turn off the kitchen light", wake_at)
+        await wait_until_async(
+            lambda: len(room.replies.texts) >= 2, 120, lambda: f"asked {room.replies.texts}"
+        )
+        # The reply stopped while it still had words to say, and the command said over it was heard.
+        assert loop.listener.barge_ins == 1
+        stopped = [(start, length, stop) for start, length, stop in room.mic.plays() if stop is not None]
+        assert len(stopped) == 1, room.mic.plays()
+        start, length, stop = stopped[0]
+        assert stop is not None and wake_at < stop < start + length
+        assert "off" in room.replies.texts[1].lower() and "kitchen light" in room.replies.texts[1].lower()
+        # The long sentence is known not to have played to its end.
+        assert [(s.text, s.played) for s in room.speaker.spoken][:2] == [
+            (LONG_REPLY[0], True),
+            (LONG_REPLY[1], False),
+        ]
+    finally:
+        await room.close()
