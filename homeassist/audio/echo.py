@@ -4,17 +4,16 @@ The local microphone hears the reply. Dropping what it hears meanwhile (as a sat
 does) would leave a person no way to interrupt, so the voice loop goes on hearing, and the speaker hands
 each WAV it plays to an :class:`EchoGuard` as the player starts (``playing``). The guard runs a twin of
 the loop's wake word detector (``WakeDetector.sharing``) over that reference, in step with the
-microphone by the frames' capture times (``AudioFrame.at``), and notes when its score for a word came
-near the word's cutoff (``REFERENCE_SHARE`` of it). A firing of the microphone's detector up to
-``OWN_WINDOW_S`` after that is the assistant's own voice (its reply holds the wake word, or a word like
-it) and is dropped (:meth:`own`); any other firing while it speaks is a person speaking over it: a
-barge-in, which stops the reply.
-
-What the microphone's detector (and the endpointer) hear meanwhile is the microphone less the reply:
-speexdsp's echo canceller (``pyaec``, with its residual-echo suppression) takes the same reference.
-Without it, the reply drowns a person's wake word (``scripts/bench/wake``: the real "alexa" clips said
-over a reply). It runs only while a reply plays, or was playing within ``OWN_WINDOW_S``; where
-``pyaec`` cannot load, the guard still drops the echo's firings, and says once that it runs without.
+microphone by the frames' capture times (``AudioFrame.at``) and ``TWIN_LEAD_S`` ahead of it, and notes
+when its score for a word came near the word's cutoff (``REFERENCE_SHARE`` of it). A firing of the
+microphone's detector up to ``OWN_WINDOW_S`` after that is the assistant's own voice (its reply holds
+the wake word, or a word like it) and is dropped (:meth:`own`); any other firing while it speaks is a
+person speaking over it: a barge-in, which stops the reply. What the microphone's detector (and the
+endpointer) hear meanwhile is the microphone less the reply: speexdsp's echo canceller (``pyaec``, with
+its residual-echo suppression) takes the same reference. Without it, the reply drowns a person's wake
+word (``scripts/bench/barge_in``: real wake words said over a reply). It runs only while a reply
+plays, or was playing within ``OWN_WINDOW_S``; where ``pyaec`` cannot load, the guard still drops the
+echo's firings, and says once that it runs without.
 
 The reference leads its echo: it is handed over when the player starts, before the sound leaves the
 speaker and reaches the microphone, and the window covers the output's and the input's latency.
@@ -44,6 +43,9 @@ _LOGGER = logging.getLogger(__name__)
 #: How long after the reference neared a word a firing of the microphone counts as its echo: the
 #: output's latency (aplay's buffer), the room, the input's latency, and the detectors' own lag.
 OWN_WINDOW_S = 1.5
+#: How far ahead of the microphone the twin hears the reply (it is known before it plays): the
+#: microphone's detector may fire on the echo of a word's first part, before the twin has heard all of it.
+TWIN_LEAD_S = 0.32
 #: The share of a word's cutoff at which the reference's score counts as holding the word: lower than
 #: the cutoff, since the room may make the echo score higher than the clean reference.
 REFERENCE_SHARE = 0.5
@@ -115,6 +117,17 @@ class EchoCanceller:
             self._handle = None
 
 
+def _span(plays: list[tuple[float, npt.NDArray[np.int16]]], begin: float) -> npt.NDArray[np.int16]:
+    """One frame of what ``plays`` hold from ``begin`` (a time.monotonic()), mixed."""
+    reference = np.zeros(FRAME_SAMPLES, dtype=np.int32)
+    for start, samples in plays:
+        first = round((begin - start) * SAMPLE_RATE)
+        lo, hi = max(first, 0), min(first + FRAME_SAMPLES, len(samples))
+        if hi > lo:
+            reference[lo - first : hi - first] += samples[lo:hi]
+    return np.clip(reference, -32768, 32767).astype(np.int16)
+
+
 class EchoGuard:
     """Tells the microphone's wake word firings that echo the reply from a person's (see module doc)."""
 
@@ -176,19 +189,21 @@ class EchoGuard:
     def hear(self, frame: AudioFrame) -> AudioFrame:
         """The frame to hear: the microphone less the reply, while one plays. The reference over the
         frame's span is scored meanwhile (called for every frame heard, in order)."""
-        reference = self._reference(frame)
-        if reference is None:
+        spans = self._reference(frame)
+        if spans is None:
             return frame
-        self.detector.process(AudioFrame(reference, frame.at))
+        reference, ahead = spans
+        self.detector.process(AudioFrame(ahead, frame.at + TWIN_LEAD_S))
         scores = self.detector.scores
         if any(scores.get(word, 0.0) >= cutoff for word, cutoff in self._cutoffs.items()):
-            self._own_until = frame.at + OWN_WINDOW_S
+            self._own_until = frame.at + TWIN_LEAD_S + OWN_WINDOW_S
         if self.canceller is None:
             return frame
         return AudioFrame(self.canceller.cancel(frame.samples, reference), frame.at)
 
-    def _reference(self, frame: AudioFrame) -> npt.NDArray[np.int16] | None:
-        """What played over this frame's span (None: nothing has, within ``OWN_WINDOW_S``)."""
+    def _reference(self, frame: AudioFrame) -> tuple[npt.NDArray[np.int16], npt.NDArray[np.int16]] | None:
+        """What played over this frame's span, and over the span ``TWIN_LEAD_S`` later (None: nothing
+        has, within ``OWN_WINDOW_S``)."""
         end = frame.at
         begin = end - FRAME_SECONDS
         with self._lock:
@@ -202,14 +217,8 @@ class EchoGuard:
                 return None
             if self._scored_to is not None and begin < self._scored_to:
                 begin = self._scored_to  # contiguous with the last frame scored
-            reference = np.zeros(FRAME_SAMPLES, dtype=np.int32)
-            for start, samples in plays:
-                first = round((begin - start) * SAMPLE_RATE)
-                lo, hi = max(first, 0), min(first + FRAME_SAMPLES, len(samples))
-                if hi > lo:
-                    reference[lo - first : hi - first] += samples[lo:hi]
             self._scored_to = begin + FRAME_SECONDS
-        return np.clip(reference, -32768, 32767).astype(np.int16)
+            return _span(plays, begin), _span(plays, begin + TWIN_LEAD_S)
 
     def own(self, frame: AudioFrame) -> bool:
         """Whether a firing of the microphone's detector on this frame is the reply's echo."""

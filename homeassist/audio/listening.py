@@ -15,11 +15,13 @@ bound (see ``Speaker.problem``) no longer mutes capture: a hung player must not 
 
 After a wake word the endpointer waits for speech (looking back for a command said over the wake word's
 scoring) and, with a ``check`` (:class:`~homeassist.audio.wake_check.WakeCheck`), the wake word's own
-audio is checked meanwhile (not a barge-in's, see below): a wake whose words are not the wake word is dropped (no tone, no step, the
-command heard so far forgotten). Once it holds, a short tone plays and the wake is told; an utterance
-that ends before the check is over waits for it. "Nothing heard" gets a short spoken prompt. With
-``[wake] words = []`` every utterance is a command and listening never stops. An utterance is handed over as a
-:class:`~homeassist.audio.responding.Command`; each step is told (:class:`~homeassist.audio.steps.VoiceStep`).
+audio is checked meanwhile (not a barge-in's: whisper hears the reply's rest with it): a wake whose
+words are not the wake word is dropped (no tone, no step, the command heard so far forgotten). Once it
+holds, a short tone plays and the wake is told; an utterance that ends before the check is over waits
+for it. "Nothing heard" gets a short spoken prompt. With ``[wake] words = []`` every utterance is a
+command and listening never stops. An utterance is handed over as a
+:class:`~homeassist.audio.responding.Command`; each step is told
+(:class:`~homeassist.audio.steps.VoiceStep`).
 
 Acting at the first pause: a short pause starts a transcript of the speech so far
 (:class:`~homeassist.audio.speculation.Speculation`); once it is ready and the pause has lasted
