@@ -395,5 +395,9 @@ class Speaker:
         self._tasks = []
 
     async def aclose(self) -> None:
+        process = self._process
         await self.stop()
+        if process is not None:  # stopped: wait (bounded) for it to go, so that no player outlives us
+            with contextlib.suppress(TimeoutError, ProcessLookupError):
+                await asyncio.wait_for(process.wait(), KILL_WAIT_S)
         await self._cancel_tasks()
