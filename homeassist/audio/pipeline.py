@@ -99,7 +99,9 @@ def echo_guard(wake: WakeWords, speaker: Speaker) -> EchoGuard | None:
     """An echo guard for a loop whose speaker plays on the output device beside its microphone (None
     for a satellite's, whose reply plays there; without a device or a wake word; for a detector with
     no twin)."""
-    if speaker.device is None or speaker.output is not None or not wake.enabled:
+    if getattr(speaker, "device", None) is None or getattr(speaker, "output", None) is not None:
+        return None
+    if not wake.enabled:
         return None
     if not isinstance(wake, WakeDetector):
         return None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import os
 import stat
 import sys
@@ -238,6 +239,7 @@ class Room:
         await self.loop.aclose()
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.wait_for(self.task, 30)
+        gc.collect()  # the players' transports go while their event loop still runs
 
 
 async def test_its_own_reply_saying_the_wake_word_does_not_wake_it(
