@@ -16,7 +16,8 @@ plays, or was playing within ``OWN_WINDOW_S``; where ``pyaec`` cannot load, the 
 echo's firings, and says once that it runs without.
 
 The reference leads its echo: it is handed over when the player starts, before the sound leaves the
-speaker and reaches the microphone, and the window covers the output's and the input's latency.
+speaker and reaches the microphone. How far it leads is measured as it plays
+(:class:`~homeassist.audio.echo_delay.EchoDelay`), and the canceller's reference and the window follow.
 The twin settles on silence when it is made, so a reply's first words are scored like any others;
 it rests (nothing is scored) once the reference has been silent for ``OWN_WINDOW_S``.
 """
@@ -36,6 +37,7 @@ import numpy.typing as npt
 from wyoming.audio import AudioChunk, AudioChunkConverter
 
 from homeassist.audio.capture import FRAME_SAMPLES, FRAME_SECONDS, SAMPLE_RATE, AudioFrame
+from homeassist.audio.echo_delay import EchoDelay
 from homeassist.audio.wake_engine import WakeDetector
 
 _LOGGER = logging.getLogger(__name__)
@@ -58,6 +60,9 @@ _SETTLE_S = 2.5
 #: slower).
 CANCEL_STEP = 160
 CANCEL_TAIL_S = 0.256
+#: Where in that tail the echo's start is put once its delay is measured (room left for a delay that
+#: moves a little, as a player's start-up does from one sentence to the next).
+CANCEL_MARGIN_S = 0.06
 
 
 def wav_to_16k(wav: bytes) -> npt.NDArray[np.int16]:
@@ -154,6 +159,9 @@ class EchoGuard:
         self._own_until = float("-inf")
         #: Firings dropped as the assistant's own voice.
         self.own_wakes = 0
+        #: The echo's measured delay behind the reference (the canceller's reference follows it).
+        self.delays = EchoDelay()
+        self._shifted = 0.0
         silence = AudioFrame(np.zeros(FRAME_SAMPLES, dtype=np.int16), 0.0)
         for _ in range(round(_SETTLE_S / FRAME_SECONDS)):
             self.detector.process(silence)
@@ -191,26 +199,41 @@ class EchoGuard:
         frame's span is scored meanwhile (called for every frame heard, in order)."""
         spans = self._reference(frame)
         if spans is None:
+            self.delays.rest()
             return frame
-        reference, ahead = spans
+        reference, shifted, ahead = spans
+        self.delays.hear(frame.samples, reference)
         self.detector.process(AudioFrame(ahead, frame.at + TWIN_LEAD_S))
         scores = self.detector.scores
         if any(scores.get(word, 0.0) >= cutoff for word, cutoff in self._cutoffs.items()):
-            self._own_until = frame.at + TWIN_LEAD_S + OWN_WINDOW_S
+            self._own_until = frame.at + TWIN_LEAD_S + self.delays.delay + OWN_WINDOW_S
         if self.canceller is None:
             return frame
-        return AudioFrame(self.canceller.cancel(frame.samples, reference), frame.at)
+        return AudioFrame(self.canceller.cancel(frame.samples, shifted), frame.at)
 
-    def _reference(self, frame: AudioFrame) -> tuple[npt.NDArray[np.int16], npt.NDArray[np.int16]] | None:
-        """What played over this frame's span, and over the span ``TWIN_LEAD_S`` later (None: nothing
-        has, within ``OWN_WINDOW_S``)."""
+    def _shift(self) -> float:
+        """How far back the canceller's reference is taken: the measured delay less ``CANCEL_MARGIN_S``
+        (the echo's start inside the canceller's tail), moved only when it changes by more than the
+        margin (each move costs the canceller some re-adapting)."""
+        wanted = max(0.0, self.delays.delay - CANCEL_MARGIN_S)
+        if abs(wanted - self._shifted) > CANCEL_MARGIN_S:
+            self._shifted = wanted
+        return self._shifted
+
+    def _reference(
+        self, frame: AudioFrame
+    ) -> tuple[npt.NDArray[np.int16], npt.NDArray[np.int16], npt.NDArray[np.int16]] | None:
+        """What played over this frame's span; the same ``_shift()`` earlier (the canceller's
+        reference, in step with the echo); and ``TWIN_LEAD_S`` later (the twin's). None: nothing has
+        played within ``OWN_WINDOW_S`` and the echo's delay."""
         end = frame.at
         begin = end - FRAME_SECONDS
+        linger = OWN_WINDOW_S + self.delays.delay
         with self._lock:
             plays = self._plays = [
                 (start, samples)
                 for start, samples in self._plays
-                if start + len(samples) / SAMPLE_RATE + OWN_WINDOW_S > begin
+                if start + len(samples) / SAMPLE_RATE + linger > begin
             ]
             if not plays:
                 self._scored_to = None
@@ -218,7 +241,7 @@ class EchoGuard:
             if self._scored_to is not None and begin < self._scored_to:
                 begin = self._scored_to  # contiguous with the last frame scored
             self._scored_to = begin + FRAME_SECONDS
-            return _span(plays, begin), _span(plays, begin + TWIN_LEAD_S)
+            return _span(plays, begin), _span(plays, begin - self._shift()), _span(plays, begin + TWIN_LEAD_S)
 
     def own(self, frame: AudioFrame) -> bool:
         """Whether a firing of the microphone's detector on this frame is the reply's echo."""
