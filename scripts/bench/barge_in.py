@@ -47,8 +47,9 @@ ROOT = Path(__file__).resolve().parents[2]
 VOICE_DIR = ROOT.parent / "shared" / "voice"
 ENGINES = ("micro", "openwakeword")
 WORDS = ("alexa", "hey_jarvis", "okay_nabu", "hey_mycroft")
-#: (name, delay s, gain): near the speaker and a little off it; a far, loud one.
-ROOMS = (("near", 0.04, 0.5), ("far-loud", 0.12, 1.0))
+#: (name, delay s, gain): near the speaker and a little off it; a far, loud one; one whose player
+#: started late (a busy machine: the echo past the canceller's tail until the guard measures its delay).
+ROOMS = (("near", 0.04, 0.5), ("far-loud", 0.12, 1.0), ("late-player", 0.45, 0.5))
 NOISE_GAIN = 0.2
 #: When each reply starts in its run: past the settling of a fresh detector (2 s for openWakeWord).
 PLAYS_AT = 2.5
@@ -101,7 +102,7 @@ def played(wav: bytes) -> Samples:
 
 
 def room(wav: bytes, delay: float, gain: float, seed: int) -> Samples:
-    response = np.zeros(round(0.25 * SAMPLE_RATE))
+    response = np.zeros(round((delay + 0.13) * SAMPLE_RATE))
     at = round(delay * SAMPLE_RATE)
     response[at] = gain
     tail = np.random.default_rng(seed).normal(0, 1, 1600) * np.exp(-np.arange(1600) / 400) * 0.05 * gain
@@ -172,8 +173,9 @@ async def stop_path(runs: int, directory: Path) -> list[float]:
     speaker = Speaker(TtsSettings(engine="espeak-ng"), AudioSettings(), device="default")
     seconds = []
     try:
-        for _ in range(runs):
-            await speaker.say(LONG_REPLY)
+        for number in range(runs):
+            log(f"stop {number + 1}/{runs}")
+            await asyncio.wait_for(speaker.say(LONG_REPLY), 30)
             for _ in range(400):
                 process = speaker._process  # the player, once it runs
                 if process is not None:
@@ -184,9 +186,14 @@ async def stop_path(runs: int, directory: Path) -> list[float]:
             await asyncio.sleep(0.3)
             started = time.perf_counter()
             await speaker.stop()
-            await process.wait()
+            try:  # bounded: a run that hangs is reported, not waited on
+                await asyncio.wait_for(process.wait(), 10)
+            except TimeoutError:
+                log("a stopped player was not gone within 10 s")
+                continue
             seconds.append(time.perf_counter() - started)
-            await speaker.wait_idle(10)
+            if not await speaker.wait_idle(10):
+                log("the speaker was not idle within 10 s of a stop")
     finally:
         await speaker.aclose()
     return seconds
