@@ -3,12 +3,13 @@
 The speaker hands each WAV to the echo guard as its player starts, but the sound leaves the loudspeaker
 later: the player's own start-up (a process, slower on a busy machine), its output buffer, the room, the
 input's buffer. speexdsp's canceller models an echo path of ``CANCEL_TAIL_S`` only; an echo later than
-that is not cancelled at all, and the wake word said over it is lost (``scripts/bench/barge_in``: 0.3 s
-late, 3 in 20 heard against 18 in 20). :class:`EchoDelay` finds the delay from what is heard: the
-generalized cross-correlation with phase transform (GCC-PHAT, the usual time-delay estimator, as in
-WebRTC's) of the microphone's last ``WINDOW_S`` against the reference, over lags up to ``MAX_DELAY_S``,
-every ``EVERY_S`` while the reference sounds. A peak that does not stand out (``CONFIDENCE``) changes
-nothing: a person talking over a quiet reply, or a reply the microphone does not hear.
+that is not cancelled at all, and the wake word said over it is lost (real "alexa" clips over a Piper
+reply in a stand-in room: 0.3 s late, 3 in 20 heard against 18 in 20 at 0.1 s). :class:`EchoDelay`
+finds the delay from what is heard: the generalized cross-correlation with phase transform (GCC-PHAT,
+a classic time-delay estimator) of the microphone's last ``WINDOW_S`` against the reference, over lags
+up to ``MAX_DELAY_S``, every ``EVERY_S`` while the reference sounds. A peak that does not stand out
+(``CONFIDENCE``) changes nothing: a person talking over a quiet reply, or a reply the microphone does
+not hear.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ WINDOW_S = 1.6
 #: How often, while the reference sounds.
 EVERY_S = 0.48
 #: How far the peak must stand above the correlation's spread (its standard deviation over the lags)
-#: to count: speech through a room scores 15 and more; unrelated sound about 4.
+#: to count: a Piper reply through a stand-in room scored 14 to 80, unrelated sound 4 to 7.
 CONFIDENCE = 8.0
 #: The reference's level (RMS of int16 samples) below which a window holds too little of it to measure.
 _QUIET = 100.0
