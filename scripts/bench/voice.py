@@ -73,7 +73,8 @@ from homeassist.audio.pipeline import LoopChoices, VoiceLoop
 from homeassist.audio.speaker import Speaker, Spoken
 from homeassist.audio.stt import BackgroundTranscriber
 from homeassist.audio.voice import WAKE_LOOKBACK_MS
-from homeassist.audio.wake import WakeWordDetector, wake_phrase
+from homeassist.audio.wake import wake_phrase
+from homeassist.audio.wake_engine import WakeDetector, build_detector
 from homeassist.config.loader import load_settings
 from homeassist.config.settings import Settings
 from homeassist.config.speech import AudioSettings, SttSettings, TtsSettings, WakeSettings
@@ -260,18 +261,21 @@ class FrameCosts:
         return figures(list(self.by_frame.values()))
 
 
-class TimedWake(WakeWordDetector):
-    def __init__(self, settings: Settings, costs: FrameCosts) -> None:
-        wake = settings.wake
-        super().__init__(wake.words, threshold=wake.threshold, refractory_s=wake.refractory_s)
-        self.costs = costs
+def timed_wake(settings: Settings, costs: FrameCosts) -> WakeDetector:
+    """The daemon's detector (``build_detector``: the engine and cutoffs ``[wake]`` gives), each frame's
+    cost noted."""
+    detector = build_detector(settings.wake)
+    process = detector.process
 
-    def process(self, frame: AudioFrame) -> str | None:
+    def timed(frame: AudioFrame) -> str | None:
         start = time.perf_counter()
         try:
-            return super().process(frame)
+            return process(frame)
         finally:
-            self.costs.add(frame, start)
+            costs.add(frame, start)
+
+    detector.process = timed  # type: ignore[method-assign]
+    return detector
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -440,7 +444,7 @@ async def play(
     loop = daemon_like_loop(
         runtime,
         source,
-        TimedWake(settings, costs),
+        timed_wake(settings, costs),
         endpointer,
         transcriber,
         speaker,
@@ -455,7 +459,7 @@ async def play(
 def daemon_like_loop(
     runtime: Runtime,
     source: Any,
-    wake: WakeWordDetector,
+    wake: WakeDetector,
     endpointer: Endpointer,
     transcriber: BackgroundTranscriber,
     speaker: Speaker,
@@ -589,7 +593,7 @@ async def bench_idle(
     costs = FrameCosts()
     loop = VoiceLoop(
         source,
-        wake=await asyncio.to_thread(TimedWake, settings, costs),
+        wake=await asyncio.to_thread(timed_wake, settings, costs),
         endpointer=await asyncio.to_thread(TimedEndpointer, settings, costs),
         transcriber=transcriber,
         speaker=speaker,
