@@ -63,6 +63,10 @@ CANCEL_TAIL_S = 0.256
 #: Where in that tail the echo's start is put once its delay is measured (room left for a delay that
 #: moves a little, as a player's start-up does from one sentence to the next).
 CANCEL_MARGIN_S = 0.06
+#: How far around a span ``words_over`` looks (the echo's reverberation, the delay moving), and how
+#: long a sentence's words are kept after it ended.
+_WORDS_MARGIN_S = 0.5
+_WORDS_KEPT_S = 30.0
 
 
 def wav_to_16k(wav: bytes) -> npt.NDArray[np.int16]:
@@ -153,6 +157,8 @@ class EchoGuard:
         self._lock = threading.Lock()
         #: What plays: each WAV's 16 kHz samples and when it started (time.monotonic()).
         self._plays: list[tuple[float, npt.NDArray[np.int16]]] = []
+        #: The words of each (its start and end, and the sentence): see ``words_over``.
+        self._words: list[tuple[float, float, str]] = []
         #: The capture time up to which the reference has been scored.
         self._scored_to: float | None = None
         #: Until when a firing of the microphone counts as the reply's echo.
@@ -175,13 +181,30 @@ class EchoGuard:
 
     # --- the speaker's side (the event loop) --------------------------------------------------------
 
-    def playing(self, wav: bytes, at: float | None = None) -> None:
-        """A WAV starts playing now, or at ``at`` (the speaker calls this as its player starts)."""
+    def playing(self, wav: bytes, at: float | None = None, words: str = "") -> None:
+        """A WAV starts playing now, or at ``at`` (the speaker calls this as its player starts); the
+        sentence it says, if any."""
         samples = wav_to_16k(wav)
         if not len(samples):
             return
+        start = time.monotonic() if at is None else at
         with self._lock:
-            self._plays.append((time.monotonic() if at is None else at, samples))
+            self._plays.append((start, samples))
+            now = time.monotonic()
+            self._words = [span for span in self._words if span[1] > now - _WORDS_KEPT_S]
+            if words:
+                self._words.append((start, start + len(samples) / SAMPLE_RATE, words))
+
+    def words_over(self, begin: float, end: float) -> str:
+        """The words of what played over the capture times ``begin``-``end`` (the echo's delay and a
+        margin allowed): what the microphone may have heard of the reply then."""
+        delay = self.delays.delay
+        with self._lock:
+            return " ".join(
+                words
+                for start, stop, words in self._words
+                if start + delay - _WORDS_MARGIN_S < end and stop + delay + _WORDS_MARGIN_S > begin
+            )
 
     def stopped(self, at: float | None = None) -> None:
         """The reply was cut short (now, or at ``at``): what was left of it is not heard."""

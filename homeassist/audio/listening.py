@@ -7,7 +7,8 @@ the loop can hear) the endpointer and the wake word detector run on it in a work
 While the speaker plays, a loop with an ``echo`` guard (:class:`~homeassist.audio.echo.EchoGuard`: the
 local microphone, whose speaker plays on the device beside it) goes on hearing the microphone less the
 reply: a firing that echoes the reply is dropped (``own_wakes``), any other is a person speaking over
-it (a barge-in: ``barge_in`` stops the reply, and the wake is heard like any other). A loop without
+it (a barge-in: ``barge_in`` stops the reply, and the wake is heard like any other), and a bare
+"stop" is heard by ``over_reply`` (:mod:`~homeassist.audio.over_reply`). A loop without
 one whose reply is played (a satellite's, which plays it there) drops what is heard while the speaker
 plays and a short echo tail after (``ECHO_TAIL_S``), and resets the wake word afterwards; one whose
 speaker plays nowhere (no device, no output) drops nothing. A speaker stuck past its
@@ -53,6 +54,7 @@ from homeassist.audio.arbiter import LOOKBACK_S, Claim
 from homeassist.audio.capture import FRAME_SECONDS, AudioFrame
 from homeassist.audio.echo import EchoGuard
 from homeassist.audio.endpoint import Endpointer, Event, NothingHeard, SpeechStarted, Utterance
+from homeassist.audio.over_reply import StopOverReply
 from homeassist.audio.responding import Command, Tell, without_wake_phrase
 from homeassist.audio.speaker import Speaker
 from homeassist.audio.speculation import Speculation
@@ -87,8 +89,11 @@ class Listener:
         check: WakeCheck | None = None,
         echo: EchoGuard | None = None,
         barge_in: Callable[[], Coroutine[Any, Any, None]] | None = None,
+        over_reply: StopOverReply | None = None,
     ) -> None:
         self.wake = wake
+        #: Hears a bare "stop" while the reply plays (with ``echo`` only).
+        self.over_reply = over_reply if echo is not None else None
         #: Tells the reply's echo from a person while the speaker plays (None: muted meanwhile).
         self.echo = echo
         #: Stops the reply when a person speaks over it (the wake word, while the speaker plays).
@@ -153,6 +158,8 @@ class Listener:
             self._speculate(*early)
         self._act(word, event)
         self._act_at_pause()
+        if self.over_reply is not None:
+            self.over_reply.poll()
 
     def muted(self, frame: AudioFrame) -> bool:
         """While the speaker plays (and a short echo tail after), frames are dropped; not while it is
@@ -178,6 +185,8 @@ class Listener:
         with self._detecting:
             if self.echo is not None:
                 frame = self.echo.hear(frame)  # the microphone less the reply, while one plays
+                if self.over_reply is not None:
+                    self.over_reply.feed(frame, self.echo.active and not self._listening)
             # Every frame reaches the endpointer (it keeps the pre-roll while idle), before the wake
             # word: the command often starts while the wake word is still being scored.
             event = self.endpointer.feed(frame)

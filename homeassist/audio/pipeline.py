@@ -9,8 +9,9 @@ slow: an utterance is handed to a second task that transcribes it (in the transc
 and answers it, so capture goes on. While the speaker plays on the device beside the microphone, an
 echo guard (:mod:`homeassist.audio.echo`) takes the reply out of what is heard and drops the wake
 words of its echo: the assistant never wakes itself, and a person's wake word over the reply stops it
-(a barge-in). A loop whose reply plays elsewhere (a satellite's) drops what is heard while it plays.
-"stop" or "cancel" said after the wake word cuts a reply short. With ``[wake] words =
+(a barge-in); a bare "stop" said over it stops it too (:mod:`homeassist.audio.over_reply`). A loop whose
+reply plays elsewhere (a satellite's) drops what is heard while it plays. "stop" or "cancel" said after
+the wake word cuts a reply short. With ``[wake] words =
 []`` every utterance is a command.
 
 Acting at the first pause: a short pause in speech (``EARLY_TRANSCRIBE_S``) starts transcribing what was
@@ -51,6 +52,7 @@ from homeassist.audio.capture import AudioSource
 from homeassist.audio.echo import EchoGuard
 from homeassist.audio.endpoint import Endpointer
 from homeassist.audio.listening import ECHO_TAIL_S, NOTHING_HEARD, Listener
+from homeassist.audio.over_reply import StopOverReply
 from homeassist.audio.responding import HEARD_KEPT, NOT_UNDERSTOOD, Handle, Heard, Responder
 from homeassist.audio.speaker import Speaker
 from homeassist.audio.speculation import EARLY_TRANSCRIBE_S, SPECULATE_AFTER_S, Speculation
@@ -146,8 +148,12 @@ class VoiceLoop:
         #: The reply's echo told from a person (only where the speaker plays on a device beside the
         #: microphone, and the detector can have a twin).
         self.echo = echo_guard(wake, speaker)
+        #: A bare "stop" heard while the reply plays beside the microphone (with the echo guard only).
+        self.over_reply: StopOverReply | None = None
         if self.echo is not None:
             speaker.reference = self.echo
+            hear = transcriber.hears
+            self.over_reply = StopOverReply(hear, self.echo.words_over, self.responder.stop)
         self.listener = Listener(
             wake=wake,
             endpointer=endpointer,
@@ -159,6 +165,7 @@ class VoiceLoop:
             check=self.wake_check,
             echo=self.echo,
             barge_in=self.responder.interrupt,
+            over_reply=self.over_reply,
         )
 
     async def run(self) -> None:
@@ -168,6 +175,8 @@ class VoiceLoop:
             async for frame in self.source.frames():
                 await self.listener.hear(frame)
             await self.listener.checked()  # a file's last wake: its check decides its command
+            if self.over_reply is not None:
+                await self.over_reply.checked_all()
         finally:
             await self.responder.finish()
             with contextlib.suppress(asyncio.CancelledError):
@@ -177,6 +186,8 @@ class VoiceLoop:
         """Stop capture, drop what is queued to say, and release the speech model's worker."""
         await self.source.close()
         await self.speaker.aclose()
+        if self.over_reply is not None:
+            self.over_reply.cancel()
         if self.echo is not None:
             self.speaker.reference = None
             self.echo.close()

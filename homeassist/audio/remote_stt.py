@@ -242,6 +242,11 @@ class RemoteTranscriber:
         """What ``audio`` says, as the service hears it (it is sent no prompt per utterance anyway)."""
         return (await self.transcribe(audio, source="wake check")).text
 
+    async def hears(self, audio: npt.NDArray[np.int16], expecting: str) -> Transcript:
+        """What ``audio`` says, as the service hears it: it is sent no prompt (``expecting`` biases
+        nothing), and its confidence is the service's, where it gives one."""
+        return await self.transcribe(audio, source="over the reply")
+
     async def transcribe(self, audio: npt.NDArray[np.int16], *, source: str = "microphone") -> Transcript:
         """The text of one utterance (an empty Transcript when nothing real was said); RemoteSttError
         when the service gives none within ``[stt] time_limit_s``."""

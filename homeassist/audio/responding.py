@@ -122,6 +122,12 @@ class Responder:
             task.cancel()
         await self.speaker.stop()
 
+    async def stop(self) -> None:
+        """A person said "stop": the reply is cut short and the ``on_stop`` hook called."""
+        await self.interrupt()
+        if self.hooks.on_stop is not None:
+            await self.hooks.on_stop()
+
     async def run(self) -> None:
         """Transcribe utterances in order; answer each in its own task, one after another, so that a
         "stop" heard while an answer is still being written cancels it."""
@@ -166,9 +172,7 @@ class Responder:
             return
         if says_stop(transcript.text):
             heard.events.append("stopped")
-            await self.interrupt()
-            if self.hooks.on_stop is not None:
-                await self.hooks.on_stop()
+            await self.stop()
             return
         previous = self.answers[-1] if self.answers else None
         task = asyncio.create_task(self.answer(heard, previous), name="voice-reply")

@@ -78,8 +78,8 @@ class Output(Protocol):
 class PlayedAudio(Protocol):
     """Told what the speaker plays on its output device (the voice loop's echo guard)."""
 
-    def playing(self, wav: bytes, at: float | None = None) -> None:
-        """A WAV starts playing now (or at ``at``, a time.monotonic())."""
+    def playing(self, wav: bytes, at: float | None = None, words: str = "") -> None:
+        """A WAV starts playing now (or at ``at``, a time.monotonic()); the sentence it says, if any."""
         ...
 
     def stopped(self, at: float | None = None) -> None:
@@ -323,7 +323,8 @@ class Speaker:
                 if item.spoken is None:
                     await self._play(item.wav)
                 else:
-                    await self._deliver(item.spoken, item.wav, item.queued)
+                    words = item.what if isinstance(item.what, str) else ""
+                    await self._deliver(item.spoken, item.wav, item.queued, words)
                     self.spoken.append(item.spoken)
                     self.sentences += 1
             except HomeassistError as err:  # the player or the output (a satellite gone)
@@ -333,11 +334,12 @@ class Speaker:
             finally:
                 self._done(item)
 
-    async def _deliver(self, spoken: Spoken, wav: bytes, queued: float) -> None:
+    async def _deliver(self, spoken: Spoken, wav: bytes, queued: float, words: str) -> None:
         if self.output is not None or self.device is not None:
             played = time.perf_counter()
             spoken.timings_ms["start"] = round((played - queued) * 1000, 1)
-            spoken.played = await (self.output.play(wav) if self.output is not None else self._play(wav))
+            output = self.output
+            spoken.played = await (output.play(wav) if output is not None else self._play(wav, words))
             spoken.timings_ms["play"] = round((time.perf_counter() - played) * 1000, 1)
         elif self.wav_dir is None:
             _LOGGER.debug("No output device and no [audio] wav_dir: a sentence is not played")
@@ -347,9 +349,10 @@ class Speaker:
         ``SYNTH_TIMEOUT_S``; SpeakerError when the engine fails. Nothing is played."""
         return await self.engine.synthesize(sentence)
 
-    async def _play(self, wav: bytes) -> bool:
-        """Play a WAV on the output device, bounded by its length plus ``play_margin_s``; whether it
-        played to its end. A player still running then is killed and the speaker goes on."""
+    async def _play(self, wav: bytes, words: str = "") -> bool:
+        """Play a WAV (saying ``words``, if a sentence) on the output device, bounded by its length plus
+        ``play_margin_s``; whether it played to its end. A player still running then is killed and the
+        speaker goes on."""
         command = ["aplay", "-q"]
         if self.device and self.device != "default":
             command += ["-D", self.device]
@@ -360,7 +363,7 @@ class Speaker:
         )
         self._deadline = time.monotonic() + bound + KILL_WAIT_S
         if self.reference is not None:
-            self.reference.playing(wav)
+            self.reference.playing(wav, words=words)
         try:
             _, err = await asyncio.wait_for(process.communicate(wav), bound)
         except TimeoutError:

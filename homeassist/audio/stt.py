@@ -110,6 +110,11 @@ class SpeechTranscriber(Protocol):
         wake-word check, ``homeassist.audio.wake_check``)."""
         ...
 
+    async def hears(self, audio: npt.NDArray[np.int16], expecting: str) -> Transcript:
+        """What ``audio`` says, biased toward the few words of ``expecting``, and how sure of it the
+        model is (``confidence``): a stop said over a reply, ``homeassist.audio.over_reply``."""
+        ...
+
     async def aclose(self) -> None: ...
 
 
@@ -244,10 +249,27 @@ class BackgroundTranscriber:
         return await asyncio.get_running_loop().run_in_executor(self._worker, self._words_heard, audio)
 
     def _words_heard(self, audio: npt.NDArray[np.int16]) -> str:
+        return self._heard(audio, "", beam_size=1).text.strip()
+
+    async def hears(self, audio: npt.NDArray[np.int16], expecting: str) -> Transcript:
+        """What ``audio`` says, prompted with ``expecting`` (as ``[stt] bias`` biases) and a beam of 5,
+        with its ``segment_confidence``: a prompted model may write the prompt's words into noise, but
+        is then unsure of them (``homeassist.audio.over_reply``)."""
+        await self.load()
+        return await asyncio.get_running_loop().run_in_executor(self._worker, self._hears, audio, expecting)
+
+    def _hears(self, audio: npt.NDArray[np.int16], expecting: str) -> Transcript:
+        heard = self._heard(audio, expecting, beam_size=5)
+        confidence = segment_confidence([heard])
+        return Transcript(heard.text.strip(), self.language, confidence, source="over the reply")
+
+    def _heard(self, audio: npt.NDArray[np.int16], bias: str, *, beam_size: int) -> Decoded:
+        """One pass over a second or two of ``audio`` in whisper's whole window (``WORDS_WINDOW_S``)."""
         features = self._model.feature_extractor(audio.astype(np.float32) / 32768.0)
         duration = len(audio) / SAMPLE_RATE
-        heard = self._decode_window(features, "", frozenset(), duration, window_s=WORDS_WINDOW_S, beam_size=1)
-        return heard.text.strip()
+        return self._decode_window(
+            features, bias, frozenset(), duration, window_s=WORDS_WINDOW_S, beam_size=beam_size
+        )
 
     def _transcribe_if_wanted(
         self, wanted: threading.Event, audio: npt.NDArray[np.int16], source: str

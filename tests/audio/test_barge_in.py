@@ -1,5 +1,5 @@
-"""The local microphone while the assistant speaks: its own reply never wakes it, and a person's wake word
-over the reply stops it and is heard.
+"""The local microphone while the assistant speaks: its own reply never wakes it, a person's wake word
+over the reply stops it and is heard, and so does a bare "stop".
 
 No sound card here, so the room is a stand-in on both ends. ``aplay`` is a fake first on PATH that keeps
 each WAV it is given, named by when it started (``time.monotonic_ns()``: the same clock as ours), plays it
@@ -211,6 +211,7 @@ class Room:
         self.events: list[VoiceEvent] = []
         self.timeline: list[tuple[float, str, str]] = []
         self.speaker = Speaker(settings.tts, AudioSettings(), device="default")
+        self.stops = 0  # the on_stop hook's calls
         self.settings = settings
         self.tmp_path = tmp_path
 
@@ -225,10 +226,13 @@ class Room:
             handle=self.replies,
             choices=LoopChoices(check_wake=True),
             close_transcriber=False,
-            hooks=VoiceHooks(on_event=self._event),
+            hooks=VoiceHooks(on_event=self._event, on_stop=self._stopped),
         )
         self.task = asyncio.create_task(self.loop.run())
         return self.loop
+
+    async def _stopped(self) -> None:
+        self.stops += 1
 
     def _event(self, event: VoiceEvent) -> None:
         self.events.append(event)
@@ -240,7 +244,7 @@ class Room:
         echo = self.loop.echo
         return (
             f"asked {self.replies.texts}; events {self.timeline}; "
-            f"plays {self.mic.plays()}; barge-ins {listener.barge_ins}; "
+            f"plays {self.mic.plays()}; barge-ins {listener.barge_ins}; stops {self.stops}; "
             f"own wakes {echo.own_wakes if echo else None}; heard to {self.mic.heard_to:.2f}"
         )
 
@@ -307,5 +311,33 @@ async def test_the_wake_word_over_the_reply_stops_it_and_its_command_is_heard(
             (LONG_REPLY[0], True),
             (LONG_REPLY[1], False),
         ]
+    finally:
+        await room.close()
+
+
+async def test_a_bare_stop_over_the_reply_stops_it_and_the_next_command_is_heard(
+    transcriber: BackgroundTranscriber, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    room = Room(tmp_path, monkeypatch, LONG_REPLY)
+    loop = await room.start(transcriber)
+    try:
+        await room.command("turn on the kitchen light", time.monotonic() + WAKE_LEAD_S)
+        await wait_until_async(lambda: len(room.mic.plays()) >= 3, 120, "the reply's long sentence playing")
+        said_at = max(start for start, _, _ in room.mic.plays()) + 2.5
+        room.mic.say(spoken("stop", tmp_path / "stop", "en-gb-x-rp"), said_at)
+        await wait_until_async(lambda: any(stop for _, _, stop in room.mic.plays()), 120, room.state)
+        # "stop" alone, no wake word: the reply stopped after it was said, the on_stop hook was called
+        # (a ringing timer is dismissed), and nothing was asked or woken.
+        assert loop.over_reply is not None and loop.over_reply.stops == 1, room.state()
+        assert room.stops == 1 and loop.listener.barge_ins == 0
+        [(start, length, stop)] = [play for play in room.mic.plays() if play[2] is not None]
+        assert stop is not None and said_at < stop < start + length
+        assert len(room.replies.texts) == 1 and room.wakes() == 1
+        # The next command, with the wake word, is heard and answered as before.
+        await wait_until_async(lambda: not room.speaker.speaking, 60, "the reply stopped")
+        await room.command("turn off the kitchen light", time.monotonic() + 0.5)
+        await wait_until_async(lambda: len(room.replies.texts) >= 2, 120, room.state)
+        assert "off" in room.replies.texts[1].lower() and "kitchen light" in room.replies.texts[1].lower()
+        assert loop.over_reply.stops == 1 and room.stops == 1
     finally:
         await room.close()
