@@ -14,6 +14,11 @@ kitchen noise (``../shared/voice/noise``). The microphone's frames go through th
 3. The reply stopped: from ``Speaker.stop`` to the player gone (a fake ``aplay`` that plays for the WAV's
    length), and the whole path (the word's end to the reply stopped: fired + stop), p50 (target 0.5 s).
 4. What the guard costs while a reply plays (% of one core; nothing when none plays).
+5. A bare "stop" over the reply (``audio/over_reply``, with the real speech model): stop phrases said by
+   espeak-ng voices (no real recordings of them are at hand) 1-3.5 s into Piper replies, in each room
+   (one guard per room, as the daemon's hears reply after reply): how many stopped the reply, and how
+   soon after the phrase's end it was decided (the pause that ends it, then the transcription); and
+   replies played with nobody speaking: how many stopped themselves (target 0).
 
 Run: ``scripts/bench/barge_in [--quick] [--json PATH]``.
 """
@@ -24,6 +29,7 @@ import asyncio
 import io
 import os
 import stat
+import subprocess
 import sys
 import tempfile
 import time
@@ -37,11 +43,13 @@ from harness.runner import bench_parser, verdict, write_json
 
 from homeassist.audio.capture import FRAME_SAMPLES, FRAME_SECONDS, SAMPLE_RATE, AudioFrame, read_wav
 from homeassist.audio.echo import EchoGuard
+from homeassist.audio.over_reply import StopOverReply
 from homeassist.audio.speaker import Speaker
+from homeassist.audio.stt import BackgroundTranscriber
 from homeassist.audio.synth import choose_engine
 from homeassist.audio.wake import wake_phrase
 from homeassist.audio.wake_engine import WakeDetector, build_detector
-from homeassist.config.speech import ENGINE_WORDS, AudioSettings, TtsSettings, WakeSettings
+from homeassist.config.speech import ENGINE_WORDS, AudioSettings, SttSettings, TtsSettings, WakeSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 VOICE_DIR = ROOT.parent / "shared" / "voice"
@@ -57,6 +65,20 @@ SAID_INTO_S = 2.5
 LONG_REPLY = (
     "The weather today is mostly sunny with a light breeze from the west, and later in the evening some "
     "clouds will come in from the sea, with a little rain after midnight and a cool start tomorrow."
+)
+#: What a person says over the reply to stop it, and the voices that say it.
+STOP_PHRASES = ("stop", "cancel", "never mind", "be quiet", "stop it", "shut up")
+STOP_VOICES = ("en-us", "en-gb-x-rp", "en+m3", "en-us+f3")
+#: Replies a bare stop is said over, or played with nobody speaking.
+REPLIES = (
+    LONG_REPLY,
+    "The Eiffel Tower is in Paris. It was finished in 1889 and is about three hundred meters tall.",
+    "It's a quarter to four in the afternoon. You have two timers running, one for the oven and one for tea.",
+    "I could not find that. Please try asking in a different way, or check the device name in the app.",
+    "Okay. The kitchen light is now on, and the living room lamp is off. Anything else?",
+    "Tomorrow will be cloudy in the morning, with sunny spells in the afternoon and a high of eighteen.",
+    "The capital of Australia is Canberra. It was chosen as a compromise between Sydney and Melbourne.",
+    "Here is what I found on the web: the store opens at nine and closes at six on weekdays.",
 )
 #: The stop path's fake player: plays for the WAV's length, as a sound card does.
 SLEEPING_APLAY = """#!{python} -S
@@ -199,6 +221,101 @@ async def stop_path(runs: int, directory: Path) -> list[float]:
     return seconds
 
 
+def espeak(text: str, voice: str) -> Samples:
+    """``text`` said by espeak-ng in ``voice``, 16 kHz, its own quiet cut."""
+    wav = subprocess.run(["espeak-ng", "-v", voice, "--stdout", text], capture_output=True, check=True).stdout
+    return trimmed(played(wav))
+
+
+async def over_reply(
+    mic: Samples, guard: EchoGuard, wav: bytes, text: str, stt: BackgroundTranscriber
+) -> tuple[float | None, int]:
+    """A StopOverReply hearing ``mic`` through ``guard`` while ``wav`` (saying ``text``) plays: when a
+    stop was decided (seconds into ``mic``: the frame that ended the phrase, plus the transcription's
+    own time), and how many utterances were transcribed."""
+    base = _CLOCK[0]
+    _CLOCK[0] += len(mic) / SAMPLE_RATE + 10.0
+    decided: list[float] = []
+    now = [0.0]
+
+    async def stop() -> None:
+        decided.append(now[0])
+
+    async def hears(audio: Samples, expecting: str) -> Any:
+        started = time.perf_counter()
+        transcript = await stt.hears(audio, expecting)
+        now[0] += time.perf_counter() - started
+        return transcript
+
+    over = StopOverReply(hears, guard.words_over, stop)
+    guard.playing(wav, at=base + PLAYS_AT, words=text)
+    for number in range(len(mic) // FRAME_SAMPLES):
+        frame = AudioFrame(
+            mic[number * FRAME_SAMPLES : (number + 1) * FRAME_SAMPLES], base + (number + 1) * FRAME_SECONDS
+        )
+        over.feed(guard.hear(frame), guard.active)
+        now[0] = (number + 1) * FRAME_SECONDS
+        over.poll()
+        await over.checked_all()
+        if decided:
+            break
+    return (decided[0] if decided else None), over.checked
+
+
+async def stops_over_replies(args: Any, noise: Samples) -> dict[str, Any]:
+    """Section 5: stop phrases over Piper replies, and replies alone, in each room."""
+    stt = BackgroundTranscriber(SttSettings(), language="en", state_dir=Path(tempfile.mkdtemp()))
+    await stt.load()
+    texts = list(REPLIES[:3] if args.quick else REPLIES)
+    wavs = await synthesized(texts, "piper")
+    said = [
+        (phrase, voice, espeak(phrase, voice))
+        for phrase in (STOP_PHRASES[:2] if args.quick else STOP_PHRASES)
+        for voice in (STOP_VOICES[:2] if args.quick else STOP_VOICES)
+    ]
+    detector = build_detector(WakeSettings(words=["alexa"], engine="micro"))
+    result: dict[str, Any] = {"rooms": {}}
+    after: list[float] = []
+    for name, delay, gain in ROOMS[:1] if args.quick else ROOMS:
+        guard = EchoGuard(detector)
+        stopped = false = checked = 0
+        for number, (_phrase, _voice, person) in enumerate(said):
+            k = number % len(wavs)
+            echo = room(wavs[k], delay, gain, number)
+            at = PLAYS_AT + 1.0 + (number % 6) * 0.5
+            start = round(at * SAMPLE_RATE)
+            audio = np.zeros(max(len(echo), start + len(person) + SAMPLE_RATE))
+            audio[: len(echo)] += echo
+            audio[start : start + len(person)] += person.astype(np.float64)
+            decided, n = await over_reply(
+                with_noise(audio, noise, number * 7919), guard, wavs[k], texts[k], stt
+            )
+            checked += n
+            if decided is not None and decided >= at:
+                stopped += 1
+                after.append(decided - (start + len(person)) / SAMPLE_RATE)
+            elif decided is not None:
+                false += 1  # stopped before the person spoke: the reply's own echo
+        alone = 0
+        for number, (wav, text) in enumerate(zip(wavs, texts, strict=True)):
+            mic = with_noise(room(wav, delay, gain, 100 + number), noise, number * 104729)
+            decided, n = await over_reply(mic, guard, wav, text, stt)
+            checked += n
+            alone += decided is not None
+        result["rooms"][name] = {
+            "N": len(said),
+            "stopped": stopped,
+            "stopped_early": false,
+            "replies_alone": len(wavs),
+            "stopped_alone": alone,
+            "transcribed": checked,
+        }
+        log(f"stops over replies, {name} done")
+    await stt.aclose()
+    result["decided_after_end_s"] = {k: round(v, 3) for k, v in figures(after).items()}
+    return result
+
+
 async def bench(args: Any) -> dict[str, Any]:
     noise = read_wav(VOICE_DIR / "noise" / "kitchen.wav").astype(np.float64)
     engines_tts = ["espeak-ng"] + ([] if choose_engine(TtsSettings()).why_not_piper else ["piper"])
@@ -283,6 +400,10 @@ async def bench(args: Any) -> dict[str, Any]:
     results["stop_s"] = {k: round(v, 3) for k, v in figures(stops).items()}
     fired_p50 = max(0.0, results["fired_after_end_s"]["p50"])
     results["reply_stopped_p50_s"] = round(fired_p50 + results["stop_s"]["p50"], 3)
+
+    # 5. a bare stop over the reply
+    if "piper" in engines_tts:
+        results["stop_over_reply"] = await stops_over_replies(args, noise)
     return results
 
 
@@ -323,6 +444,36 @@ def report(r: dict[str, Any]) -> None:
     p50 = r["reply_stopped_p50_s"]
     print(f"   word's end -> reply stopped, p50 {p50:.3f} s (target 0.5 s)  {verdict(p50 <= 0.5)}")
     print(f"\n4. the guard while a reply plays (twin + canceller): {r['guard_cpu_percent']} % of one core")
+    over = r.get("stop_over_reply")
+    if over is None:
+        print("\n5. a bare stop over the reply: not run (no Piper voice here)")
+        return
+    print("\n5. a bare stop over the reply (espeak-ng stop phrases over Piper replies)")
+    table(
+        [
+            "room",
+            "stop phrases said",
+            "stopped the reply",
+            "replies alone",
+            "stopped themselves",
+            "transcribed",
+        ],
+        [
+            [
+                k,
+                str(v["N"]),
+                f"{v['stopped']} ({100 * v['stopped'] / v['N']:.0f} %)",
+                str(v["replies_alone"]),
+                str(v["stopped_alone"] + v["stopped_early"]),
+                str(v["transcribed"]),
+            ]
+            for k, v in over["rooms"].items()
+        ],
+    )
+    d = over["decided_after_end_s"]
+    own = sum(v["stopped_alone"] + v["stopped_early"] for v in over["rooms"].values())
+    print(f"   phrase's end -> stop decided: p50 {d['p50']:.3f} s, p95 {d['p95']:.3f} s (n {d['n']})")
+    print(f"   replies that stopped themselves: {own}  {verdict(own == 0)}")
 
 
 def main() -> int:

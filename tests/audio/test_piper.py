@@ -231,14 +231,30 @@ async def test_stop_drops_the_sentence_being_synthesized(cached_voice: Path) -> 
     assert len(output.played) == 1 and [s.chars for s in speaker.spoken] == [8]
 
 
-def test_a_long_first_sentence_is_cut_after_its_first_clause_only() -> None:
+def test_a_long_first_sentence_is_cut_where_a_speaker_would_pause_early_in_it() -> None:
+    # A comma early in it: after the comma.
+    assert first_piece("At the moment, the nearest pharmacy open on Sundays is on the square.") == (
+        "At the moment,",
+        "the nearest pharmacy open on Sundays is on the square.",
+    )
+    # A comma late in it: before a word a phrase starts with, early (the first audio comes sooner).
     assert first_piece("Paris is the capital of France and its largest city, known for the Louvre.") == (
-        "Paris is the capital of France and its largest city,",
-        "known for the Louvre.",
+        "Paris is the capital of France",
+        "and its largest city, known for the Louvre.",
+    )
+    assert first_piece("The nearest pharmacy that is open on Sundays is next to the bakery.") == (
+        "The nearest pharmacy",
+        "that is open on Sundays is next to the bakery.",
+    )
+    # A late comma and no such word early: after the comma, late as it is.
+    assert first_piece("The nearest pharmacy open on Sundays is the one on the square, by the church.") == (
+        "The nearest pharmacy open on Sundays is the one on the square,",
+        "by the church.",
     )
     assert first_piece("The kitchen light is now on.") is None  # short: one piece
     assert first_piece("Sure, the nearest pharmacy open on Sundays is on the market square.") is None
     assert first_piece("The nearest pharmacy open on Sundays is the one on the square, sir.") is None
+    assert first_piece("It is about three hundred and thirty metres tall, they say.") is None  # a number
 
 
 async def test_piper_speaks_a_long_first_sentence_in_two_pieces_in_order(cached_voice: Path) -> None:
