@@ -99,9 +99,11 @@ async def over_reply(
     reply: str,
     person: npt.NDArray[np.float64] | None = None,
     said_at: float = 0.0,
-) -> tuple[StopOverReply, Heard]:
+    cancel: bool = True,
+) -> tuple[StopOverReply, Heard, EchoGuard]:
     """The reply played into the room (and ``person`` said from ``said_at`` into it), heard frame by
-    frame through a guard and a StopOverReply, each check awaited before the next frame."""
+    frame through a guard (with its canceller, or not) and a StopOverReply, each check awaited before
+    the next frame."""
     wav = await asyncio.to_thread(synthesized, reply)  # it runs an event loop of its own
     echo = room(wav)
     audio = np.zeros(len(echo) + 2 * SAMPLE_RATE)
@@ -110,7 +112,7 @@ async def over_reply(
         start = round((PLAYS_AT + said_at) * SAMPLE_RATE)
         audio[start : start + len(person)] += person
     mic = with_noise(audio)
-    guard = EchoGuard(MicroWakeDetector(["alexa"]))
+    guard = EchoGuard(MicroWakeDetector(["alexa"]), cancel=cancel)
     heard = Heard(transcriber)
     over = StopOverReply(heard.hears, guard.words_over, heard.stop)
     guard.playing(wav, at=PLAYS_AT, words=reply)
@@ -120,7 +122,7 @@ async def over_reply(
         over.poll()
         await over.checked_all()
     guard.close()
-    return over, heard
+    return over, heard, guard
 
 
 async def test_a_bare_stop_over_the_reply_stops_it(
@@ -130,7 +132,7 @@ async def test_a_bare_stop_over_the_reply_stops_it(
     voices = ["en-us", "en-gb-x-rp", "en+m3"]
     for voice in voices:
         person = spoken("stop", tmp_path / "stop", voice).astype(np.float64)
-        over, heard = await over_reply(transcriber, LONG_REPLY, person, said_at=3.0)
+        over, heard, _ = await over_reply(transcriber, LONG_REPLY, person, said_at=3.0)
         assert heard.stops == over.stops <= 1, heard.heard
         stopped += heard.stops
     # Synthesized voices over a loud echo: most, not every one (scripts/bench/barge_in measures it).
@@ -142,11 +144,11 @@ async def test_the_reply_alone_and_longer_words_over_it_stop_nothing(
 ) -> None:
     # What the canceller leaves of the reply is heard, and even written as "Stop." now and then, but
     # never surely enough to count.
-    _, heard = await over_reply(transcriber, LONG_REPLY)
+    _, heard, _ = await over_reply(transcriber, LONG_REPLY)
     assert heard.stops == 0, heard.heard
     # More than a stop phrase: a command, which the wake word is for.
     person = spoken("stop the fan in the bedroom", tmp_path / "longer").astype(np.float64)
-    _, heard = await over_reply(transcriber, LONG_REPLY, person, said_at=3.0)
+    _, heard, _ = await over_reply(transcriber, LONG_REPLY, person, said_at=3.0)
     assert heard.stops == 0, heard.heard
 
 
@@ -154,18 +156,7 @@ async def test_a_stop_heard_while_the_reply_says_one_is_its_echo(
     piper: None, transcriber: BackgroundTranscriber
 ) -> None:
     # With no canceller, the reply's "Say stop" comes through whole; its words say so, and it is dropped.
-    wav = await asyncio.to_thread(synthesized, SAYS_STOP)
-    mic = with_noise(room(wav))
-    guard = EchoGuard(MicroWakeDetector(["alexa"]), cancel=False)
-    heard = Heard(transcriber)
-    over = StopOverReply(heard.hears, guard.words_over, heard.stop)
-    guard.playing(wav, at=PLAYS_AT, words=SAYS_STOP)
-    for number in range(len(mic) // FRAME_SAMPLES):
-        frame = AudioFrame(mic[number * FRAME_SAMPLES : (number + 1) * FRAME_SAMPLES], (number + 1) * 0.08)
-        over.feed(guard.hear(frame), guard.active)
-        over.poll()
-        await over.checked_all()
-    guard.close()
+    _, heard, guard = await over_reply(transcriber, SAYS_STOP, cancel=False)
     assert heard.stops == 0, heard.heard
     assert guard.words_over(PLAYS_AT + 1.0, PLAYS_AT + 1.5) == SAYS_STOP
     assert guard.words_over(PLAYS_AT + 60.0, PLAYS_AT + 61.0) == ""
