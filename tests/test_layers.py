@@ -1,8 +1,9 @@
 """Imports point one way, down the pipeline (DESIGN.md, "Dependencies point one way"): every import of
 every module under ``homeassist/``, those inside functions included, is checked against the layers.
 
-``audio`` imports only config, errors, messages and vocabulary, and only the daemon and the commands
-import it: it sits beside zwave and scheduler, as do the request statistics, metrics and logging set-up.
+``audio`` imports only the bottom layer (config, errors, messages, vocabulary, caches, timeouts), and only
+the daemon and the commands import it: it sits beside zwave and scheduler, as do the request statistics,
+metrics and logging set-up.
 A part in no layer fails the test until it is placed."""
 
 from __future__ import annotations
@@ -23,7 +24,18 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"tools"}),
     frozenset({"zwave", "scheduler", "audio", "wyoming", "esphome", "stats", "metrics", "logs"}),
     frozenset(
-        {"config", "messages", "errors", "vocabulary", "numbers", "toolspec", "home", "backoff", "caches"}
+        {
+            "config",
+            "messages",
+            "errors",
+            "vocabulary",
+            "numbers",
+            "toolspec",
+            "home",
+            "backoff",
+            "caches",
+            "timeouts",
+        }
     ),
 )
 

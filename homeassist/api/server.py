@@ -36,6 +36,7 @@ from homeassist.api.token import authorized
 from homeassist.config.loader import listens_beyond_loopback
 from homeassist.errors import HomeassistError, QueueFullError, SchedulerUnavailableError, ShuttingDownError
 from homeassist.messages import Reply
+from homeassist.timeouts import bounded
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -177,7 +178,7 @@ class ControlAPI:
         except ShuttingDownError as err:
             return _error(503, str(err), retry_after=STOPPING_RETRY_S)
         try:
-            reply = await asyncio.wait_for(asyncio.shield(future), self.request_timeout_s)
+            reply = await bounded(asyncio.shield(future), self.request_timeout_s)
         except TimeoutError:
             future.cancel()  # a request still waiting is then skipped
             return _error(504, f"no answer within {self.request_timeout_s:g} s ([api] request_timeout_s)")

@@ -20,6 +20,7 @@ from langchain_core.tools import BaseTool
 from homeassist.errors import HomeassistError, ModelError, ModelTimeoutError
 from homeassist.llm.base import ModelAnswer, ModelClient, SentenceSink
 from homeassist.messages import IntentKind, ToolResult
+from homeassist.timeouts import bounded
 from homeassist.web.fallback import LOOKUP_NOTICE, NOTICE_AFTER_S, WebSearchFallback
 from homeassist.web.triggers import says_it_does_not_know
 
@@ -55,7 +56,7 @@ async def model_answer(
 
     async def notice() -> None:
         try:
-            await asyncio.wait_for(said.wait(), MOMENT_AFTER_S)
+            await bounded(said.wait(), MOMENT_AFTER_S)
         except TimeoutError:
             if on_sentence is not None:
                 await on_sentence(ONE_MOMENT)

@@ -33,6 +33,7 @@ import numpy.typing as npt
 from homeassist.audio.capture import AudioFrame
 from homeassist.audio.endpoint import Endpointer, Utterance
 from homeassist.messages import Transcript
+from homeassist.timeouts import bounded
 from homeassist.vocabulary import STOP_PHRASES
 
 _LOGGER = logging.getLogger(__name__)
@@ -131,7 +132,7 @@ class StopOverReply:
     async def _check(self, heard: Utterance) -> None:
         self.checked += 1
         try:
-            transcript = await asyncio.wait_for(self._hear(heard.audio, EXPECTING), TIME_LIMIT_S)
+            transcript = await bounded(self._hear(heard.audio, EXPECTING), TIME_LIMIT_S)
         except TimeoutError:
             _LOGGER.info("Could not hear in time whether a stop was said over the reply")
             return

@@ -182,9 +182,6 @@ class Responder:
     async def answer(self, heard: Heard, previous: asyncio.Task[None] | None) -> None:
         """Answer one command once ``previous`` is answered (one request at a time, in the order they
         were said), speaking the reply as it is written."""
-        if previous is not None:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await previous
 
         async def speak(sentence: str) -> None:
             if heard.replied_at is None:
@@ -192,6 +189,10 @@ class Responder:
             await self.speaker.say(sentence)
 
         try:
+            if previous is not None:
+                # Its end, whatever it was, but not its cancel: awaiting it under a suppress took a
+                # cancel of this answer (a "stop" cancels every answer) for the previous one's, and went on.
+                await asyncio.wait({previous})
             gate = self.hooks.gate
             refused = gate(heard.transcript) if gate is not None else None
             if refused is not None:  # heard too unsurely: nothing runs, nothing is searched

@@ -53,6 +53,7 @@ from homeassist.audio.synth import (
 )
 from homeassist.config.speech import AudioSettings, TtsSettings
 from homeassist.errors import HomeassistError, SpeakerError
+from homeassist.timeouts import bounded
 
 _LOGGER = logging.getLogger(__name__)
 #: Playing may take this much longer than the audio itself (the player starts, opens the device,
@@ -250,7 +251,7 @@ class Speaker:
     async def wait_idle(self, timeout_s: float | None = None) -> bool:
         """Until everything queued has been spoken (True), or the timeout passed (False)."""
         try:
-            await asyncio.wait_for(self._idle.wait(), timeout_s)
+            await bounded(self._idle.wait(), timeout_s)
         except TimeoutError:
             return False
         return True
@@ -365,7 +366,7 @@ class Speaker:
         if self.reference is not None:
             self.reference.playing(wav, words=words)
         try:
-            _, err = await asyncio.wait_for(process.communicate(wav), bound)
+            _, err = await bounded(process.communicate(wav), bound)
         except TimeoutError:
             hung = (
                 f"the audio output hung: aplay did not play {seconds or 0:.1f} s of audio within "
@@ -402,5 +403,5 @@ class Speaker:
         await self.stop()
         if process is not None:  # stopped: wait (bounded) for it to go, so that no player outlives us
             with contextlib.suppress(TimeoutError, ProcessLookupError):
-                await asyncio.wait_for(process.wait(), KILL_WAIT_S)
+                await bounded(process.wait(), KILL_WAIT_S)
         await self._cancel_tasks()

@@ -59,6 +59,7 @@ from homeassist.audio.models import is_english_only, resolve_model
 from homeassist.config.speech import SttSettings
 from homeassist.errors import SttModelError
 from homeassist.messages import Transcript
+from homeassist.timeouts import bounded
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -215,7 +216,7 @@ class BackgroundTranscriber:
         wanted.set()
         job = loop.run_in_executor(self._worker, self._transcribe_if_wanted, wanted, audio, source)
         try:
-            transcript = await asyncio.wait_for(asyncio.shield(job), self.settings.time_limit_s)
+            transcript = await bounded(asyncio.shield(job), self.settings.time_limit_s)
         except asyncio.CancelledError:
             # Not wanted any more (the speech went on): one not begun never runs, so the worker is free
             # for the next; one begun cannot be stopped. The flag is cleared here, at once: cancelling

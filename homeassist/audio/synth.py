@@ -46,6 +46,7 @@ from homeassist.caches import cache_dir
 from homeassist.config.loader import ENV_VOICE_CACHE
 from homeassist.config.speech import DEFAULT_PIPER_VOICE, TtsSettings
 from homeassist.errors import SpeakerError
+from homeassist.timeouts import bounded
 
 if TYPE_CHECKING:
     from piper import PiperVoice
@@ -317,7 +318,7 @@ class Synthesizer:
         if model is None or self.fallback:
             return
         try:
-            await asyncio.wait_for(asyncio.to_thread(load_voice, model), SYNTH_TIMEOUT_S)
+            await bounded(asyncio.to_thread(load_voice, model), SYNTH_TIMEOUT_S)
         except TimeoutError:
             self._fall_back(f"the Piper voice {model} did not load within {SYNTH_TIMEOUT_S:g} s")
         except SpeakerError as err:
@@ -335,9 +336,7 @@ class Synthesizer:
             return await self._espeak(sentence)
         self.deadline = time.monotonic() + SYNTH_TIMEOUT_S
         try:
-            return await asyncio.wait_for(
-                asyncio.to_thread(_piper_sentence, model, sentence), SYNTH_TIMEOUT_S
-            )
+            return await bounded(asyncio.to_thread(_piper_sentence, model, sentence), SYNTH_TIMEOUT_S)
         except TimeoutError as err:
             raise SpeakerError(f"Piper did not finish a sentence within {SYNTH_TIMEOUT_S:g} s") from err
         except SpeakerError as err:
@@ -368,7 +367,7 @@ class Synthesizer:
         )
         self.deadline = time.monotonic() + SYNTH_TIMEOUT_S + KILL_WAIT_S
         try:
-            out, err = await asyncio.wait_for(process.communicate(), SYNTH_TIMEOUT_S)
+            out, err = await bounded(process.communicate(), SYNTH_TIMEOUT_S)
         except TimeoutError as error:
             await kill(process, "espeak-ng")
             raise SpeakerError(f"espeak-ng did not finish within {SYNTH_TIMEOUT_S:g} s") from error
@@ -387,7 +386,7 @@ async def kill(process: asyncio.subprocess.Process, name: str) -> None:
     with contextlib.suppress(ProcessLookupError):
         process.kill()
     try:
-        await asyncio.wait_for(process.wait(), KILL_WAIT_S)
+        await bounded(process.wait(), KILL_WAIT_S)
     except TimeoutError:
         _LOGGER.warning(
             "%s (pid %s) did not exit within %g s of a kill; leaving it", name, process.pid, KILL_WAIT_S

@@ -14,7 +14,6 @@ command audio; what it costs is the time from the firing to the wake tone (READM
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import logging
 import re
@@ -25,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from homeassist.audio.wake import wake_phrase
+from homeassist.timeouts import bounded
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -86,7 +86,7 @@ class WakeCheck:
     async def __call__(self, audio: npt.NDArray[np.int16], word: str) -> bool:
         self.checked += 1
         try:
-            heard = await asyncio.wait_for(self._hear(audio), self.time_limit_s)
+            heard = await bounded(self._hear(audio), self.time_limit_s)
         except TimeoutError:
             _LOGGER.warning("The wake-word check took over %g s; the wake is kept", self.time_limit_s)
             return True

@@ -32,6 +32,7 @@ from homeassist.daemon.supervisor import Component
 from homeassist.errors import HomeassistError, QueueFullError, ShuttingDownError
 from homeassist.llm.base import SentenceSink
 from homeassist.messages import Reply
+from homeassist.timeouts import bounded
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -101,6 +102,8 @@ class RequestQueue:
         self._resume = asyncio.Event()
         self._resume.set()
         self.answered = 0
+        #: Requests still waiting when homeassist stopped, refused (ShuttingDownError).
+        self.refused = 0
 
     async def wait_idle(self) -> None:
         """Until no request is being answered or waiting."""
@@ -117,7 +120,7 @@ class RequestQueue:
         try:
             ended = True
             try:
-                await asyncio.wait_for(self._no_request.wait(), timeout_s)
+                await bounded(self._no_request.wait(), timeout_s)
             except TimeoutError:
                 ended = False
             yield ended
@@ -185,7 +188,7 @@ class RequestQueue:
         component.set("ready")
         while True:
             try:
-                job = await asyncio.wait_for(self._queue.get(), IDLE_BEAT_S)
+                job = await bounded(self._queue.get(), IDLE_BEAT_S)
             except TimeoutError:
                 component.beat()
                 continue
@@ -194,7 +197,7 @@ class RequestQueue:
                 self._depth_changed()
                 continue
             if self._closed:
-                job.future.set_exception(ShuttingDownError("homeassist stopped before answering"))
+                self._refuse(job)
                 self._depth_changed()
                 continue
             await self._resume.wait()  # an announcement between two requests: brief
@@ -243,6 +246,7 @@ class RequestQueue:
         abandoned."""
         self.close()
         clean = True
+        refused = self.refused  # those the worker takes from the queue while this waits count too
         task, job = self._current_task, self._current
         if task is not None and job is not None and not task.done():
             done, _ = await asyncio.wait({task}, timeout=timeout_s)
@@ -257,12 +261,15 @@ class RequestQueue:
                 await asyncio.wait({task}, timeout=ABANDON_WAIT_S)
             _settle(job, task)  # in case the worker is gone; it settles the same way otherwise
         while not self._queue.empty():
-            waiting = self._queue.get_nowait()
-            if not waiting.future.done():
-                clean = False
-                waiting.future.set_exception(ShuttingDownError("homeassist stopped before answering"))
+            self._refuse(self._queue.get_nowait())
         self._depth_changed()
-        return clean
+        return clean and self.refused == refused
+
+    def _refuse(self, job: _Job) -> None:
+        """A request still waiting when homeassist stops: its caller hears ShuttingDownError."""
+        if not job.future.done():
+            self.refused += 1
+            job.future.set_exception(ShuttingDownError("homeassist stopped before answering"))
 
     def _check_open(self) -> None:
         if self._closed:

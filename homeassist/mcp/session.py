@@ -29,6 +29,7 @@ from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 
 from homeassist.errors import MCPError
+from homeassist.timeouts import bounded
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -138,7 +139,7 @@ class Session:
 
     async def start(self, timeout_s: float) -> None:
         self._task = asyncio.create_task(self._run(), name=f"mcp-{self.config.name}")
-        await asyncio.wait_for(asyncio.shield(self._ready), timeout_s)
+        await bounded(asyncio.shield(self._ready), timeout_s)
 
     async def _run(self) -> None:
         config = self.config

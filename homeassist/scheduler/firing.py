@@ -24,6 +24,7 @@ from datetime import UTC, datetime, timedelta
 from homeassist.backoff import delay as backoff_delay
 from homeassist.errors import HomeassistError, NotReadyError
 from homeassist.scheduler.store import Job, StoreLoss, TimerStore
+from homeassist.timeouts import bounded
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -120,7 +121,7 @@ async def wait_for_part(err: NotReadyError, delay_s: float) -> None:
     started = time.monotonic()
     if err.ready is not None:
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(err.ready(delay_s), delay_s + 1)
+            await bounded(err.ready(delay_s), delay_s + 1)
     else:
         await asyncio.sleep(delay_s)
     rest = min(MIN_RETRY_S, delay_s) - (time.monotonic() - started)

@@ -21,7 +21,6 @@ a job the scheduler fires later runs outside any request (its call was checked w
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 import json
@@ -41,6 +40,7 @@ from pydantic import BaseModel, ValidationError
 
 from homeassist.errors import HomeassistError
 from homeassist.messages import ToolCall, ToolResult
+from homeassist.timeouts import bounded
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -188,7 +188,7 @@ class ToolExecutor:
             return self._finish(name, shown_args, content, start, call_id, caller, question=question)
         _LOGGER.debug("Running tool %s(%s) for %s", name, shown_args, caller or "?")
         try:
-            output = await asyncio.wait_for(tool.ainvoke(parsed), timeout=self.timeout_s)
+            output = await bounded(tool.ainvoke(parsed), self.timeout_s)
         except TimeoutError:
             content = f'{ERROR_PREFIX} Tool "{name}" timed out after {self.timeout_s:g} s'
             _LOGGER.warning("Tool %s timed out after %g s ([tools] timeout_s)", name, self.timeout_s)

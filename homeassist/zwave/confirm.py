@@ -22,6 +22,7 @@ from zwave_js_server.model.node import Node
 from zwave_js_server.model.value import Value
 
 from homeassist.errors import ZWaveError, ZWaveUnavailableError
+from homeassist.timeouts import bounded
 from homeassist.zwave.home import Device
 from homeassist.zwave.values import find_value, value_id
 
@@ -86,7 +87,7 @@ class Setter:
         deadline = loop.time() + self.timeout_s
         try:
             try:
-                status = await asyncio.wait_for(_send(device, value, new_value), self.timeout_s)
+                status = await bounded(_send(device, value, new_value), self.timeout_s)
             except TimeoutError:
                 return Outcome(device, reported.done(), "report" if reported.done() else "no answer from it")
             if status == SetValueStatus.SUCCESS:
@@ -96,7 +97,7 @@ class Setter:
             # Most devices report a change by themselves; ask (poll) only when they stay silent.
             grace = min(REPORT_GRACE_S, self.timeout_s / 2, max(0.0, deadline - loop.time()))
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(reported), grace)
+                await bounded(asyncio.shield(reported), grace)
                 return Outcome(device, True, "report")
             return await _confirm_by_poll(device, report, matches, reported, deadline)
         finally:
@@ -131,7 +132,7 @@ async def _confirm_by_poll(
     while not reported.done() and (remaining := deadline - loop.time()) > 0:
         try:
             with _connection_kept(f"confirming {device.name}"):
-                response = await asyncio.wait_for(
+                response = await bounded(
                     node.async_send_command(
                         "poll_value", valueId=value_id(report), require_schema=1, wait_for_result=True
                     ),
@@ -146,7 +147,7 @@ async def _confirm_by_poll(
             if matches(last):
                 return Outcome(device, True, "report")
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(reported), min(0.2, max(0.0, deadline - loop.time())))
+            await bounded(asyncio.shield(reported), min(0.2, max(0.0, deadline - loop.time())))
     if reported.done():
         return Outcome(device, True, "report")
     return Outcome(

@@ -28,6 +28,7 @@ from zwave_js_server.model.driver import Driver
 
 from homeassist.backoff import delay as backoff_delay
 from homeassist.errors import ZWaveUnavailableError
+from homeassist.timeouts import bounded
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -79,7 +80,7 @@ class ZWaveConnection:
     async def wait_connected(self, timeout_s: float) -> bool:
         """True once connected (within ``timeout_s``), False otherwise."""
         try:
-            await asyncio.wait_for(self._ready.wait(), timeout_s)
+            await bounded(self._ready.wait(), timeout_s)
         except TimeoutError:
             return False
         return True
@@ -135,7 +136,7 @@ class ZWaveConnection:
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=self.connect_timeout_s)
         async with aiohttp.ClientSession(timeout=timeout) as session:
             client = Client(self.url, session)
-            await asyncio.wait_for(client.connect(), self.connect_timeout_s)
+            await bounded(client.connect(), self.connect_timeout_s)
             ready = asyncio.Event()
             listen = asyncio.create_task(client.listen(ready), name="zwave-listen")
             try:
@@ -166,7 +167,7 @@ class ZWaveConnection:
                     if listen.done() and not listen.cancelled():
                         listen.exception()  # retrieved: the reason was logged by the caller
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(client.disconnect(), CLOSE_TIMEOUT_S)
+                    await bounded(client.disconnect(), CLOSE_TIMEOUT_S)
 
     async def _watch(self, client: Client, listen: asyncio.Task[None]) -> None:
         """Until the listener ends (returns) or the server stops answering (ZWaveUnavailableError)."""

@@ -13,6 +13,7 @@ from pathlib import Path
 from homeassist.config.settings import Settings
 from homeassist.errors import ZWaveError
 from homeassist.home import HomeModel
+from homeassist.timeouts import bounded
 from homeassist.zwave.connection import ZWaveConnection
 from homeassist.zwave.control import HomeControl
 from homeassist.zwave.sim import DEFAULT_HOME, SimulatedHome
@@ -127,7 +128,7 @@ class ZWaveService:
 async def port_in_use(host: str, port: int, timeout_s: float = 0.5) -> bool:
     """Whether something accepts TCP connections on host:port (bounded)."""
     try:
-        _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout_s)
+        _, writer = await bounded(asyncio.open_connection(host, port), timeout_s)
     except (OSError, TimeoutError):
         return False
     writer.close()

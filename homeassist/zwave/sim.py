@@ -17,6 +17,7 @@ from pathlib import Path
 
 from homeassist import install_root
 from homeassist.errors import ZWaveError
+from homeassist.timeouts import bounded
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -85,7 +86,7 @@ class SimulatedHome:
         self._stderr_tail = []
         self._stderr_task = asyncio.create_task(self._forward_stderr(), name="zwave-sim-stderr")
         try:
-            url = await asyncio.wait_for(self._wait_ready(), timeout_s)
+            url = await bounded(self._wait_ready(), timeout_s)
         except TimeoutError as err:
             await self.stop()
             raise ZWaveError(
@@ -128,7 +129,7 @@ class SimulatedHome:
             with contextlib.suppress(ProcessLookupError):
                 process.send_signal(signal.SIGTERM)
             try:
-                await asyncio.wait_for(process.wait(), timeout_s)
+                await bounded(process.wait(), timeout_s)
             except TimeoutError:
                 _LOGGER.warning("The simulated home did not stop within %g s; killing it", timeout_s)
                 with contextlib.suppress(ProcessLookupError):

@@ -22,6 +22,7 @@ from homeassist.audio.stt import BackgroundTranscriber
 from homeassist.config.speech import AudioSettings, SttSettings, TtsSettings
 from homeassist.errors import HomeassistError, SpeakerError
 from tests.audio.conftest import STT_TIME_LIMIT_S
+from tests.conftest import wait_until_async
 
 
 def read(path: Path) -> np.ndarray:
@@ -123,6 +124,28 @@ async def test_a_hung_player_is_killed_at_its_bound_said_once_and_the_speaker_go
         assert speaker.spoken[-1].played and speaker.problem == ""
     finally:
         await speaker.aclose()
+
+
+async def test_closing_while_a_sentence_plays_stops_the_player_and_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Closing stops the player and waits for it to exit: the moment the player's task finishes its own
+    # wait on it. Python 3.11's asyncio.wait_for lost the cancel that came then, and the close waited
+    # for that task for ever (tests/audio/test_barge_in.py hung so; homeassist.timeouts).
+    hang, pids = fake_aplay(tmp_path / "bin", monkeypatch)
+    hang.touch()  # each sentence plays until it is stopped
+    speaker = Speaker(TtsSettings(), AudioSettings(), device="default")
+    for close in range(1, 6):  # the speaker speaks again after a close, and closes again
+        await speaker.say("The kitchen light is now on.")
+        await wait_until_async(
+            lambda: pids.exists() and len(pids.read_text(encoding="utf-8").split()) == close,  # noqa: B023
+            60,
+            f"player {close} started",
+        )
+        await asyncio.wait_for(speaker.aclose(), 30)  # TimeoutError: the close hung
+        assert not speaker.speaking
+        started = [int(line) for line in pids.read_text(encoding="utf-8").split()]
+        assert not any(alive(pid) for pid in started)
 
 
 # --- nothing blocking on the event loop ------------------------------------------------------------
