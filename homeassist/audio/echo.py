@@ -18,8 +18,10 @@ echo's firings, and says once that it runs without.
 The reference leads its echo: it is handed over when the player starts, before the sound leaves the
 speaker and reaches the microphone. How far it leads is measured as it plays
 (:class:`~homeassist.audio.echo_delay.EchoDelay`), and the canceller's reference and the window follow.
-The twin settles on silence when it is made, so a reply's first words are scored like any others;
-it rests (nothing is scored) once the reference has been silent for ``OWN_WINDOW_S``.
+The twin hears the reference over a quiet noise floor (``TWIN_FLOOR_RMS``: microWakeWord scores
+nothing like a wake on digital silence), and settles on it when it is made, so a reply's first words
+are scored like any others; it rests (nothing is scored) once the reference has been silent for
+``OWN_WINDOW_S``.
 """
 
 from __future__ import annotations
@@ -55,6 +57,13 @@ REFERENCE_SHARE = 0.5
 _NEVER = 0.99999
 #: Silence fed to the twin when it is made, so that it scores from a reply's first frame.
 _SETTLE_S = 2.5
+#: The noise floor the twin hears the reference over (about -60 dBFS, a quiet room through a decent
+#: microphone). microWakeWord's features are not made for digital silence: on the bare reference its
+#: alexa model scored Piper's "Alexa is my name." 0.14-0.98 (by how Piper spoke it, which varies, and
+#: where the word fell in the model's 30 ms stride), often below ``REFERENCE_SHARE`` of its cutoff,
+#: while the echo in the room woke the microphone's detector; over this floor the twin scored 24 such
+#: WAVs 0.91-0.996, and no echo woke (tests/audio/test_echo.py).
+TWIN_FLOOR_RMS = 30.0
 #: The echo canceller's step (10 ms, speexdsp's usual frame) and the echo path it can model: the
 #: output's and input's latency and the room's reverberation (longer cancels later echoes, converges
 #: slower).
@@ -155,6 +164,11 @@ class EchoGuard:
         self._cutoffs = {word: self._cutoff(detector, word) * REFERENCE_SHARE for word in detector.words}
         self.detector.threshold = _NEVER  # its scores are read; its own firings would only fill the log
         self._lock = threading.Lock()
+        #: Held while the twin and the canceller run, and by ``close``: their native models are never
+        #: freed under a frame being heard (the loop closes from the event loop while the listener's
+        #: worker thread may be inside ``hear``; that crashed the process).
+        self._running = threading.Lock()
+        self._closed = False
         #: What plays: each WAV's 16 kHz samples and when it started (time.monotonic()).
         self._plays: list[tuple[float, npt.NDArray[np.int16]]] = []
         #: The words of each (its start and end, and the sentence): see ``words_over``.
@@ -168,9 +182,10 @@ class EchoGuard:
         #: The echo's measured delay behind the reference (the canceller's reference follows it).
         self.delays = EchoDelay()
         self._shifted = 0.0
-        silence = AudioFrame(np.zeros(FRAME_SAMPLES, dtype=np.int16), 0.0)
+        self._floor = np.random.default_rng(0)
+        silence = np.zeros(FRAME_SAMPLES, dtype=np.int16)
         for _ in range(round(_SETTLE_S / FRAME_SECONDS)):
-            self.detector.process(silence)
+            self.detector.process(AudioFrame(self._over_floor(silence), 0.0))
 
     @staticmethod
     def _cutoff(detector: WakeDetector, word: str) -> float:
@@ -219,20 +234,32 @@ class EchoGuard:
 
     def hear(self, frame: AudioFrame) -> AudioFrame:
         """The frame to hear: the microphone less the reply, while one plays. The reference over the
-        frame's span is scored meanwhile (called for every frame heard, in order)."""
+        frame's span is scored meanwhile (called for every frame heard, in order). Once closed, the
+        frame as it is."""
+        with self._running:
+            if self._closed:
+                return frame
+            return self._hear(frame)
+
+    def _hear(self, frame: AudioFrame) -> AudioFrame:
         spans = self._reference(frame)
         if spans is None:
             self.delays.rest()
             return frame
         reference, shifted, ahead = spans
         self.delays.hear(frame.samples, reference)
-        self.detector.process(AudioFrame(ahead, frame.at + TWIN_LEAD_S))
+        self.detector.process(AudioFrame(self._over_floor(ahead), frame.at + TWIN_LEAD_S))
         scores = self.detector.scores
         if any(scores.get(word, 0.0) >= cutoff for word, cutoff in self._cutoffs.items()):
             self._own_until = frame.at + TWIN_LEAD_S + self.delays.delay + OWN_WINDOW_S
         if self.canceller is None:
             return frame
         return AudioFrame(self.canceller.cancel(frame.samples, shifted), frame.at)
+
+    def _over_floor(self, samples: npt.NDArray[np.int16]) -> npt.NDArray[np.int16]:
+        """The reference as a microphone would hear it alone: over ``TWIN_FLOOR_RMS`` of noise."""
+        floor = self._floor.normal(0.0, TWIN_FLOOR_RMS, len(samples))
+        return np.clip(samples + floor, -32768, 32767).astype(np.int16)
 
     def _shift(self) -> float:
         """How far back the canceller's reference is taken: the measured delay less ``CANCEL_MARGIN_S``
@@ -279,9 +306,13 @@ class EchoGuard:
         return bool(self._plays)
 
     def close(self) -> None:
-        """Release the twin's models and the canceller."""
-        close = getattr(self.detector, "close", None)
-        if callable(close):
-            close()
-        if self.canceller is not None:
-            self.canceller.close()
+        """Release the twin's models and the canceller (after the frame being heard, if one is)."""
+        with self._running:
+            if self._closed:
+                return
+            self._closed = True
+            close = getattr(self.detector, "close", None)
+            if callable(close):
+                close()
+            if self.canceller is not None:
+                self.canceller.close()

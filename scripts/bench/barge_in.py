@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 from harness.figures import figures, table
 from harness.runner import bench_parser, verdict, write_json
+from harness.speech import trimmed
 
 from homeassist.audio.capture import FRAME_SAMPLES, FRAME_SECONDS, SAMPLE_RATE, AudioFrame, read_wav
 from homeassist.audio.echo import EchoGuard
@@ -177,11 +178,6 @@ def real_clips(quick: bool) -> dict[str, list[Samples]]:
         if paths:
             clips[word] = [read_wav(p) for p in paths]
     return clips
-
-
-def trimmed(clip: Samples) -> Samples:
-    loud = np.flatnonzero(np.abs(clip) > 300)
-    return clip[loud[0] : loud[-1] + 1] if len(loud) else clip
 
 
 async def stop_path(runs: int, directory: Path) -> list[float]:

@@ -17,11 +17,13 @@ Figures:
 3. idle listening CPU as a share of one core: the VoiceLoop on quiet room noise at real time (wake
    word on every frame, the VAD idle), and, for comparison, always listening (no wake word: the VAD on
    every frame);
-4. the daemon (``python -m homeassist run`` with tiny.en) on the FIFO-fed virtual ALSA microphone: time
-   to listening, RSS at listening and after a spoken command (VmRSS, VmHWM), its idle CPU.
+4. the daemon (``python -m homeassist run`` with tiny.en and its defaults but the wake word, alexa) on
+   the FIFO-fed virtual ALSA microphone: time to listening, RSS at listening and after a spoken command
+   (a real person's "alexa" from ../shared/voice, then espeak-ng's "turn on the kitchen light"; VmRSS,
+   VmHWM), then its idle CPU on the microphone's silence.
 
-Targets: end of speech -> action p50 <= 1.2 s with tiny.en (stretch 0.8 s); idle listening <= 5 % of
-one core; daemon RSS after a command <= 400 MB (its peak, VmHWM, is shown beside it).
+Targets: end of speech -> action p50 <= 1.2 s with tiny.en (stretch 0.8 s); the daemon's idle listening
+<= 2 % of one core (issue 36); daemon RSS after a command <= 400 MB (its peak, VmHWM, beside it).
 
 Run: ``scripts/bench/voice [--quick] [--json PATH]`` (a full run takes about four minutes).
 
@@ -60,7 +62,7 @@ from harness.noise import compose
 from harness.processes import free_port, proc_cpu_s, proc_status
 from harness.recorders import Recorder
 from harness.runner import bench_parser, write_json
-from harness.speech import synthesize, write_pcm16
+from harness.speech import synthesize, trimmed, write_pcm16
 from harness.virtual_mic import VirtualMic
 from harness.wer import word_edits
 
@@ -75,7 +77,8 @@ from homeassist.audio.stt import BackgroundTranscriber
 from homeassist.audio.voice import WAKE_LOOKBACK_MS
 from homeassist.audio.wake import wake_phrase
 from homeassist.audio.wake_engine import WakeDetector, build_detector
-from homeassist.config.loader import load_settings
+from homeassist.caches import cache_dir
+from homeassist.config.loader import ENV_LLM_CACHE, ENV_VOICE_CACHE, load_settings
 from homeassist.config.settings import Settings
 from homeassist.config.speech import AudioSettings, SttSettings, TtsSettings, WakeSettings
 from homeassist.daemon import Runtime, build_runtime
@@ -88,7 +91,8 @@ Samples = npt.NDArray[np.int16]
 
 TARGET_ACTION_P50_S = 1.2
 STRETCH_ACTION_P50_S = 0.8
-TARGET_IDLE_CPU = 0.05
+#: Issue 36: the daemon listening for the wake word on one microphone (the bench's first target was 5 %).
+TARGET_IDLE_CPU = 0.02
 TARGET_RSS_MB = 400.0
 #: Issue 18: end of speech -> action p50 for a local command, and at most 1 % of sentences with a
 #: natural pause inside acted on before they were over.
@@ -623,6 +627,10 @@ async def bench_idle(
 # 4. The daemon's memory
 
 
+#: A real person's "alexa" (../shared/voice), the one the barge-in tests say.
+REAL_ALEXA = Path(__file__).resolve().parents[3] / "shared" / "voice" / "alexa" / "1.wav"
+
+
 async def bench_daemon(sim_url: str, clip: Samples, tmp: Path, idle_s: float) -> dict[str, Any]:
     home = tmp / "alsa-home"
     mic = VirtualMic(home)
@@ -647,6 +655,13 @@ async def bench_daemon(sim_url: str, clip: Samples, tmp: Path, idle_s: float) ->
         HOMEASSIST_AUDIO__OUTPUT="none",
         HOMEASSIST_AUDIO__WAV_DIR=str(replies),
         HOMEASSIST_STT__MODEL="tiny.en",
+        # The word of the real recording said to it (an espeak-ng "hey jarvis" rarely reaches
+        # microWakeWord's cutoff, and the second check drops what does not sound like the word).
+        HOMEASSIST_WAKE__WORDS='["alexa"]',
+        # HOME moved (for the virtual microphone's .asoundrc), the caches not: the daemon speaks with
+        # the Piper voice and runs the model server as it does on this machine.
+        HOMEASSIST_VOICE_CACHE=str(cache_dir("voices", ENV_VOICE_CACHE)),
+        HOMEASSIST_LLM_CACHE=str(cache_dir("llm", ENV_LLM_CACHE)),
     )
 
     def log_text() -> str:
@@ -760,8 +775,11 @@ async def bench(quick: bool, only_e2e: bool = False) -> dict[str, Any]:
             await runtime.aclose()
             runtime = None
 
-            clip = clips["hey jarvis, turn on the kitchen light"]
-            result["daemon"] = await bench_daemon(sim_url, clip, tmp, idle_s / 2)
+            command = await asyncio.to_thread(synthesize, "turn on the kitchen light", tmp / "speech")
+            clip = np.concatenate(
+                [trimmed(read_wav(REAL_ALEXA)), np.zeros(round(0.3 * SAMPLE_RATE), dtype=np.int16), command]
+            )
+            result["daemon"] = await bench_daemon(sim_url, clip, tmp, idle_s)
             return result
         finally:
             for transcriber in transcribers.values():
@@ -1368,11 +1386,11 @@ def print_report(result: dict[str, Any]) -> None:
 
     print("\nTargets")
     tiny = next(e for e in result["e2e"] if e["model"] == "tiny.en")
-    idle = result["idle"][0]["share"]
+    idle = daemon["idle"]["share"]
     checks = [
         *e2e_checks(result),
         (
-            f"idle listening CPU <= {100 * TARGET_IDLE_CPU:g} % of one core",
+            f"the daemon's idle listening CPU <= {100 * TARGET_IDLE_CPU:g} % of one core",
             f"{100 * idle:.1f} %",
             idle <= TARGET_IDLE_CPU,
         ),

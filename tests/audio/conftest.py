@@ -34,6 +34,7 @@ What was found to work, and why it is done this way:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import subprocess
@@ -48,6 +49,15 @@ import numpy.typing as npt
 import pytest
 
 from homeassist.audio.capture import FRAME_SAMPLES, SAMPLE_RATE
+from homeassist.audio.pipeline import LoopChoices, VoiceLoop
+from homeassist.audio.responding import Handle
+from homeassist.audio.speaker import Speaker
+from homeassist.audio.stt import BackgroundTranscriber
+from homeassist.audio.synth import voice_cache_dir
+from homeassist.audio.voice import build_endpointer, build_wake
+from homeassist.config.loader import ENV_VOICE_CACHE, load_settings
+from homeassist.config.speech import DEFAULT_PIPER_VOICE, AudioSettings, SttSettings, TtsSettings
+from homeassist.messages import Transcript
 
 Samples = npt.NDArray[np.int16]
 
@@ -63,6 +73,45 @@ WAKE_LEAD_S = 2.2
 #: ``[stt] time_limit_s`` for tests that transcribe: a loaded machine transcribes slowly, and the limit
 #: (3 s by default: past it an utterance is "not understood") is not what they are about.
 STT_TIME_LIMIT_S = 60.0
+#: The machine's voice cache (as scripts/setup-voice fills it), read before any test hides it (each
+#: test's HOME is its own: ``tests/conftest.py``), so a test that needs Piper's voice asks for it.
+VOICE_CACHE = voice_cache_dir()
+
+
+@pytest.fixture
+def cached_voice(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The machine's Piper voice for this test; fails naming the fix when the voice is not there."""
+    model = VOICE_CACHE / f"{DEFAULT_PIPER_VOICE}.onnx"
+    if not model.is_file():
+        pytest.fail(f"no Piper voice at {model}: run scripts/setup-voice (scripts/setup runs it)")
+    monkeypatch.setenv(ENV_VOICE_CACHE, str(VOICE_CACHE))
+    return model
+
+
+def loop_without_source(tmp_path: Path, handle: Handle, *, keep_text: bool = True) -> VoiceLoop:
+    """A voice loop that hears nothing itself: commands are handed to it (:func:`hand_over`) as if
+    transcribed, for what answers them (the microphone and the speech model are not under test)."""
+    settings = load_settings(env={"HOMEASSIST_WAKE__WORDS": "[]"}).settings
+    return VoiceLoop(
+        source=None,  # type: ignore[arg-type]  # not read: the commands are handed over directly
+        wake=build_wake(settings),
+        endpointer=build_endpointer(settings),
+        transcriber=BackgroundTranscriber(SttSettings(), language="en", state_dir=tmp_path),
+        speaker=Speaker(TtsSettings(), AudioSettings(), device=None),
+        handle=handle,
+        choices=LoopChoices(keep_text=keep_text),
+    )
+
+
+async def hand_over(loop: VoiceLoop, text: str, speech_end_at: float = 0.0) -> None:
+    """A command to ``loop`` as if transcribed as ``text``."""
+
+    async def transcribed() -> Transcript:
+        return Transcript(text, source="microphone")
+
+    early = asyncio.create_task(transcribed())
+    await loop.responder.transcribed(np.zeros(1600, dtype=np.int16), speech_end_at, early)
+
 
 ASOUNDRC = """\
 pcm.filemic {{ type file; slave.pcm "null"; file "/dev/null"; infile "{infile}"; format "raw" }}

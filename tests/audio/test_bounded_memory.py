@@ -4,20 +4,16 @@ asks for them explicitly, as tests and benchmarks do)."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from homeassist.audio.pipeline import HEARD_KEPT, LoopChoices, VoiceLoop
-from homeassist.audio.speaker import Speaker
-from homeassist.audio.stt import BackgroundTranscriber
-from homeassist.audio.voice import build_endpointer, build_speaker, build_wake
+from homeassist.audio.pipeline import HEARD_KEPT, VoiceLoop
+from homeassist.audio.voice import build_speaker
 from homeassist.config.loader import load_settings
-from homeassist.config.speech import AudioSettings, SttSettings, TtsSettings
-from homeassist.messages import Intent, Reply, Transcript
+from homeassist.messages import Intent, Reply
+from tests.audio.conftest import hand_over, loop_without_source
 from tests.conftest import wait_until_async
 
 SECRET = "unlock the safe, the code is 4711"
@@ -29,27 +25,13 @@ async def answer(text: str, speak: Callable[[str], Awaitable[None]]) -> Reply:
 
 async def hear(loop: VoiceLoop, count: int) -> None:
     """``count`` commands handed to the loop as if transcribed (the speech model is not under test)."""
-
-    async def transcribed() -> Transcript:
-        return Transcript(SECRET, source="microphone")
-
     for number in range(count):
-        early = asyncio.create_task(transcribed())
-        await loop.responder.transcribed(np.zeros(1600, dtype=np.int16), float(number), early)
+        await hand_over(loop, SECRET, float(number))
     await wait_until_async(lambda: not loop.responder.answers, 60, "every command answered")
 
 
 def voice_loop(tmp_path: Path, *, keep_text: bool) -> VoiceLoop:
-    settings = load_settings(env={"HOMEASSIST_WAKE__WORDS": "[]"}).settings
-    return VoiceLoop(
-        source=None,  # type: ignore[arg-type]  # not read: the commands are handed over directly
-        wake=build_wake(settings),
-        endpointer=build_endpointer(settings),
-        transcriber=BackgroundTranscriber(SttSettings(), language="en", state_dir=tmp_path),
-        speaker=Speaker(TtsSettings(), AudioSettings(), device=None),
-        handle=answer,
-        choices=LoopChoices(keep_text=keep_text),
-    )
+    return loop_without_source(tmp_path, answer, keep_text=keep_text)
 
 
 @pytest.mark.parametrize("keep_text", [False, True])

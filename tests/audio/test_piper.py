@@ -19,7 +19,7 @@ import pytest
 
 from homeassist.audio.speaker import Speaker
 from homeassist.audio.stt import BackgroundTranscriber
-from homeassist.audio.synth import first_piece, voice_cache_dir
+from homeassist.audio.synth import first_piece
 from homeassist.audio.voice import build_speaker
 from homeassist.config.loader import ENV_VOICE_CACHE, load_settings
 from homeassist.config.speech import DEFAULT_PIPER_VOICE, AudioSettings, SttSettings, TtsSettings
@@ -27,20 +27,8 @@ from homeassist.errors import ConfigError, SpeakerError
 from tests.audio.conftest import STT_TIME_LIMIT_S
 from tests.conftest import wait_until_async
 
-#: The machine's voice cache (as scripts/setup-voice fills it), read before any test hides it.
-VOICE_CACHE = voice_cache_dir()
 #: A hang guard for a loaded 2-core machine, never a figure.
 SPEAK_S = 120.0
-
-
-@pytest.fixture
-def cached_voice(monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The machine's voice cache for this test; fails naming the fix when the voice is not there."""
-    model = VOICE_CACHE / f"{DEFAULT_PIPER_VOICE}.onnx"
-    if not model.is_file():
-        pytest.fail(f"no Piper voice at {model}: run scripts/setup-voice (scripts/setup runs it)")
-    monkeypatch.setenv(ENV_VOICE_CACHE, str(VOICE_CACHE))
-    return model
 
 
 def pcm_of(wav: bytes) -> tuple[int, np.ndarray]:

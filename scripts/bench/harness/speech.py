@@ -66,3 +66,9 @@ def write_pcm16(path: Path, audio: Samples, rate: int = SAMPLE_RATE) -> Path:
         handle.setframerate(rate)
         handle.writeframes(audio.astype("<i2").tobytes())
     return path
+
+
+def trimmed(clip: Samples) -> Samples:
+    """``clip`` without its own leading and trailing quiet (samples under 300)."""
+    loud = np.flatnonzero(np.abs(clip) > 300)
+    return clip[loud[0] : loud[-1] + 1] if len(loud) else clip
