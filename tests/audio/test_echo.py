@@ -154,6 +154,47 @@ def test_a_reply_that_starts_with_the_wake_word_is_its_own_echo_however_it_was_s
     assert min(scores) >= REFERENCE_SHARE * detector.cutoff("alexa"), scores
 
 
+@pytest.mark.parametrize("before", ["resting", "past a short reply"])
+def test_a_reply_told_as_its_player_starts_is_scored_from_its_first_word(piper: None, before: str) -> None:
+    # As the voice loop does it: the guard hears the microphone frame by frame and is told of a reply
+    # when its player starts. The twin hears the reference TWIN_LEAD_S ahead of the frames, so it was
+    # then resting or already past the reply's start, and skipped "Ale-": the echo of "Alexa is my
+    # name." woke test_barge_in's loop (2 runs in 6). It goes back to the reply's start.
+    # "past a short reply": the twin was running ("Yes." played 1.2 s before, in the room too).
+    fired_at_all = 0
+    short = synthesized("Yes.")
+    for number, wav in enumerate(renderings("Alexa is my name.", 8)):
+        audio = room(wav)
+        if before != "resting":  # "Yes." 1.2 s earlier: the twin runs, TWIN_LEAD_S ahead, when told
+            earlier = room(short)[round(1.2 * SAMPLE_RATE) :]
+            audio[: len(earlier)] += earlier[: len(audio)]
+        mic = with_noise(audio)
+        detector = MicroWakeDetector(["alexa"])
+        guard = EchoGuard(detector, cancel=False)  # the bare echo, so that it fires
+        if before != "resting":
+            guard.playing(short, at=PLAYS_AT - 1.2)
+        fired = []
+        twin = []
+        told = False
+        for frame in frames(mic):
+            if not told and frame.at >= PLAYS_AT:
+                guard.playing(wav, at=PLAYS_AT)
+                told = True
+            heard = guard.hear(frame)
+            twin.append(max(guard.detector.scores.values(), default=0.0))
+            if detector.process(heard) is not None:
+                fired.append((heard.at, guard.own(heard)))
+        # Skipping "Ale-", the twin scored 0.0; it starts afresh with each WAV, so the short reply before
+        # takes nothing off its score (it did: 0.10-0.92, while the microphone scored 0.18-0.95).
+        assert max(twin) >= REFERENCE_SHARE * detector.cutoff("alexa"), (number, round(max(twin), 3))
+        assert all(own for _, own in fired), (number, fired)
+        fired_at_all += bool(fired)
+    # Resting, the echo wakes the bare microphone nearly every time; after "Yes." microWakeWord scores
+    # the same words lower (0.05-0.95 over twelve renderings), and the echo seldom woke it.
+    if before == "resting":
+        assert fired_at_all >= 4, fired_at_all
+
+
 @pytest.mark.parametrize("delay_s", [0.07, 0.45], ids=["prompt echo", "echo past the canceller's tail"])
 def test_a_person_saying_the_wake_word_over_the_reply_is_heard(piper: None, delay_s: float) -> None:
     # 0.45 s: a player that started late (a busy machine): the guard measures the delay and follows it.
@@ -178,10 +219,10 @@ def test_a_person_saying_the_wake_word_over_the_reply_is_heard(piper: None, dela
             assert guard.delays.delay == pytest.approx(delay_s, abs=0.01)
             assert not any(own for _, own in fired), fired  # a person's wake word is never the echo
             heard[cancel] += bool(fired)
-    # The reply at its level drowns most of them; less the reply, most are heard. Piper's reply here
-    # (the rate is scripts/bench/barge_in's): 7 of 12 past the canceller's tail, found once the
-    # test truly heard Piper (its HOME had hidden the voice, and espeak-ng's reply let at least 8 through).
-    assert heard[True] >= (8 if delay_s < 0.2 else 6), heard
+    # The reply at its level drowns most of them; less the reply, most are heard (the rate is
+    # scripts/bench/barge_in's). Piper speaks the reply a little differently each time: over 10 of its
+    # renderings, 8-10 of these 12 were heard with the prompt echo and 7-8 past the canceller's tail.
+    assert heard[True] >= (7 if delay_s < 0.2 else 6), heard
     assert heard[True] > heard[False], heard
 
 
