@@ -74,11 +74,13 @@ NOISE_GAIN = 0.2
 
 #: A reply that says the wake word, twice.
 OWN_REPLY = "Alexa is my name. Say Alexa when you need me."
-#: A reply to speak over: a short sentence, then a long one (about 7 s).
+#: A reply to speak over: a short sentence, then a long one (about 11 s: room for three tries of the
+#: wake word from 2.5 s into it, each heard for a second after it, before it ends).
 LONG_REPLY = (
     "Here is the weather.",
     "Today is mostly sunny with a light breeze from the west, and later in the evening some clouds "
-    "will come in from the sea, with a little rain after midnight.",
+    "will come in from the sea, with a little rain after midnight and a cold wind on the hills until "
+    "the morning comes.",
 )
 
 
@@ -268,14 +270,16 @@ class Room:
         return [event.step for event in self.events].count(VoiceStep.WAKE)
 
     async def wake_over_reply(self, at: float) -> float:
-        """A person says the wake word over the reply from ``at``, and again once (as a person would)
-        when two seconds after it the reply still plays; when the reply was stopped. A wake word is
+        """A person says the wake word over the reply from ``at``, and again (twice at most, as a person
+        would) when a second after it the reply still plays; when the reply was stopped. A wake word is
         heard over a reply nine times in ten (``scripts/bench/barge_in``): the rate is the bench's, and
-        this the path's, which never stops the reply when it is broken."""
-        for attempt in (1, 2):
+        this the path's, which never stops the reply when it is broken. (Tried again two seconds after,
+        the second try came as the reply ended, and a busy machine's miss failed the test.)"""
+        for attempt in (1, 2, 3):
             end = self.mic.say(alexa(), at)
-            # Bounded on what the loop has heard (frames come to it one at a time), not on the clock.
-            heard = end + 2.0
+            # Bounded on what the loop has heard (frames come to it one at a time), not on the clock:
+            # the detector fires within 0.3 s of the word's end (scripts/bench/barge_in: p95 0.23 s).
+            heard = end + 1.0
             await wait_until_async(
                 lambda: self._barged_in() or self.mic.heard_to > heard,  # noqa: B023
                 120,
@@ -283,8 +287,8 @@ class Room:
             )
             if self._barged_in():
                 break
-            if attempt == 1:
-                print("the wake word over the reply was not heard; said once more")
+            if attempt < 3:
+                print(f"the wake word over the reply was not heard ({attempt}); said once more")
                 at = time.monotonic() + 0.2
         await wait_until_async(lambda: self._stopped_at() is not None, 60, self.state)
         stop = self._stopped_at()
