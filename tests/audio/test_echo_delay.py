@@ -91,3 +91,30 @@ def test_a_quiet_reference_and_a_rest_measure_nothing() -> None:
     for mic_frame, ref_frame in zip(mic[short:], reference[short:], strict=True):
         delays.hear(mic_frame, ref_frame)
     assert delays.measured >= 1 and delays.delay == pytest.approx(0.3, abs=0.002)
+
+
+def test_nothing_is_measured_once_the_reference_is_quiet_over_the_microphones_window() -> None:
+    # A reply that ended: the reference's last words sit in the part of its window older than the
+    # microphone's, and the microphone hears only what came after them. What it hears then is not the
+    # echo, however it lines up with those words: here they are heard again 0.96 s late, as the room's
+    # tail and noise once lined up 1.6 s after a Piper reply ended (0.93-0.95 s for an echo 0.07 s late,
+    # and the wrong delay stayed for the next reply).
+    noise = kitchen() * 4
+    frame = FRAME_SAMPLES
+    words = np.clip(noise[: 16 * frame], -32768, 32767).astype(np.int16)
+    reference = [words[k * frame : (k + 1) * frame] for k in range(16)] + [np.zeros(frame, np.int16)] * 20
+    late = 12  # frames: 0.96 s
+    mic = [np.zeros(frame, np.int16)] * 16 + [reference[k - late] for k in range(16, 28)]
+    mic += [np.zeros(frame, np.int16)] * 8
+    delays = EchoDelay()
+    delays.delay = 0.07  # measured while the reply played
+    for mic_frame, ref_frame in zip(mic, reference, strict=True):
+        delays.hear(mic_frame, ref_frame)
+    assert delays.measured == 0 and delays.delay == 0.07
+    # The same microphone while the reference still sounds over its window is measured.
+    delays = EchoDelay()
+    reference = [words[k * frame : (k + 1) * frame] for k in range(16)] * 2 + [words[:frame]] * 4
+    mic = [np.zeros(frame, np.int16)] * late + reference[: len(reference) - late]
+    for mic_frame, ref_frame in zip(mic, reference, strict=True):
+        delays.hear(mic_frame, ref_frame)
+    assert delays.measured >= 1 and delays.delay == pytest.approx(0.96, abs=0.002)
