@@ -49,6 +49,14 @@ class Recorder:
         await asyncio.wait_for(self.event.wait(), timeout_s)
         self.event.clear()
 
+    async def until(self, count: int, timeout_s: float = 60.0) -> None:
+        """Until ``count`` fires and losses in all (``timeout_s``: a hang guard). Two jobs due together
+        may both fire before one ``wait`` returns: waiting twice then waited for a third."""
+        async with asyncio.timeout(timeout_s):
+            while len(self.fired) + len(self.lost) < count:
+                await self.event.wait()
+                self.event.clear()
+
 
 @pytest.fixture
 async def make(tmp_path: Path) -> AsyncIterator[Callable[..., Scheduler]]:
@@ -126,8 +134,7 @@ async def test_jobs_fire_outside_the_request_that_set_them_or_the_last_one(
     in_request("open the bedroom blinds in 1 second", "blinds")
     # A tool adds its job from a worker thread (LangChain runs sync tools in an executor).
     await asyncio.to_thread(in_request, "set a timer for 10 minutes", "timer")
-    for _ in range(2):
-        await recorder.wait()
+    await recorder.until(2)
     assert sorted(job.name for job, _ in recorder.fired) == ["blinds", "timer"]
     assert seen == ["", ""]  # neither request's context reached the jobs
 
