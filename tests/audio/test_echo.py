@@ -101,12 +101,20 @@ def frames(mic: Samples) -> list[AudioFrame]:
 
 
 def firings(
-    mic: Samples, detector: MicroWakeDetector, guard: EchoGuard, twin: list[float] | None = None
+    mic: Samples,
+    detector: MicroWakeDetector,
+    guard: EchoGuard,
+    twin: list[float] | None = None,
+    told: bytes | None = None,
 ) -> list[tuple[str, float, bool]]:
     """Each firing of the microphone's detector on what the guard lets it hear: (word, time, own);
-    ``twin``, if given, gets the twin's best score on each frame."""
+    ``twin``, if given, gets the twin's best score on each frame; ``told``, if given, is a reply the
+    guard is told of as the capture reaches ``PLAYS_AT`` (as the voice loop does, as its player starts)."""
     fired = []
     for frame in frames(mic):
+        if told is not None and frame.at >= PLAYS_AT:
+            guard.playing(told, at=PLAYS_AT)
+            told = None
         heard = guard.hear(frame)
         if twin is not None:
             twin.append(max(guard.detector.scores.values(), default=0.0))
@@ -176,21 +184,12 @@ def test_a_reply_told_as_its_player_starts_is_scored_from_its_first_word(piper: 
         guard = EchoGuard(detector, cancel=False)  # the bare echo, so that it fires
         if before != "resting":
             guard.playing(short, at=PLAYS_AT - 1.2)
-        fired = []
-        twin = []
-        told = False
-        for frame in frames(mic):
-            if not told and frame.at >= PLAYS_AT:
-                guard.playing(wav, at=PLAYS_AT)
-                told = True
-            heard = guard.hear(frame)
-            twin.append(max(guard.detector.scores.values(), default=0.0))
-            if detector.process(heard) is not None:
-                fired.append((heard.at, guard.own(heard)))
+        twin: list[float] = []
+        fired = firings(mic, detector, guard, twin, told=wav)
         # Skipping "Ale-", the twin scored 0.0; it starts afresh with each WAV, so the short reply before
         # takes nothing off its score (it did: 0.10-0.92, while the microphone scored 0.18-0.95).
         assert max(twin) >= REFERENCE_SHARE * detector.cutoff("alexa"), (number, round(max(twin), 3))
-        assert all(own for _, own in fired), (number, fired)
+        assert all(own for _, _, own in fired), (number, fired)
         fired_at_all += bool(fired)
     # Resting, the echo wakes the bare microphone nearly every time; after "Yes." microWakeWord scores
     # the same words lower (0.05-0.95 over twelve renderings), and the echo seldom woke it.
